@@ -1,0 +1,70 @@
+// Tile geometry of one decode-kernel instance: every layout and the shared-memory size derive
+// from a few template integers here, and impossible combinations fail to compile.
+// scripts/gen_dispatch.py applies the same rules before it instantiates anything.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace mha {
+
+template <typename T> struct DtypeName;
+template <> struct DtypeName<__nv_bfloat16> { static constexpr const char* value = "bf16"; };
+template <> struct DtypeName<__half> { static constexpr const char* value = "fp16"; };
+template <> struct DtypeName<float> { static constexpr const char* value = "fp32"; };
+
+template <typename Elem_, typename Out_, int kDepth_, int kGroup_, class KvOperand_, class Mask_,
+          bool kHasSink_, int kBM_, int kBN_, int kBK_, int kWM_, int kWN_, int kThreads_,
+          int kStages_, bool kWarpSplitK_>
+struct DecodeTraits {
+  using Elem = Elem_;  // q, K, V
+  using Out = Out_;
+  using KvOperand = KvOperand_;
+  using Mask = Mask_;
+  static constexpr int kDepth = kDepth_;
+  static constexpr int kGroup = kGroup_;
+  static constexpr bool kHasSink = kHasSink_;
+  static constexpr int kBM = kBM_;  // query heads per block (rows of the score tile)
+  static constexpr int kBN = kBN_;  // keys per pipeline stage
+  static constexpr int kBK = kBK_;  // depth slab of K fragments held in registers at once
+  static constexpr int kWM = kWM_;  // warp tile rows
+  static constexpr int kWN = kWN_;  // warp tile keys
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kStages = kStages_;
+  static constexpr bool kWarpSplitK = kWarpSplitK_;
+
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kWarpsM = kBM / kWM;
+  static constexpr int kWarpsN = kBN / kWN;
+  // Without warp split-K the P·V product splits the depth across the warps of a row band.
+  static constexpr int kPvCols = kWarpSplitK ? kDepth : kDepth / kWarpsN;
+  static constexpr int kBlocksPerKvHead = (kGroup + kBM - 1) / kBM;
+
+  static constexpr int kElemBytes = 2;
+  static constexpr int kChunksPerRow = kDepth * kElemBytes / 16;  // 16-byte cp.async chunks
+  static constexpr int kKvTileBytes = kBN * kDepth * kElemBytes;
+  static constexpr int kStageBytes = 2 * kKvTileBytes;  // K and V
+  static constexpr int kPipelineBytes = kStages * kStageBytes;
+  static constexpr int kQBytes = kBM * kDepth * kElemBytes;
+  static constexpr int kPBytes = kWarpSplitK ? 0 : kBM * kBN * kElemBytes;
+  static constexpr int kRowStatBytes = kWarpSplitK ? 0 : 2 * kWarpsN * kBM * 4;
+  // Warp split-K merges (max, sum, output) of every warp once, reusing the pipeline buffers.
+  static constexpr int kMergeBytes = kWarpSplitK ? kWarpsN * kBM * (kDepth + 2) * 4 : 0;
+  static constexpr int kSmemBytes =
+      (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) + kQBytes + kPBytes +
+      kRowStatBytes;
+
+  static_assert(kDepth == 64 || kDepth == 128 || kDepth == 256, "depth must be 64, 128 or 256");
+  static_assert(kGroup >= 1, "group must be at least 1");
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads: a multiple of 32, at most 1024");
+  static_assert(kWM % 16 == 0 && kBM % kWM == 0, "WM: a multiple of 16 dividing BM");
+  static_assert(kWN % 16 == 0 && kBN % kWN == 0, "WN: a multiple of 16 dividing BN");
+  static_assert(kBK % 16 == 0 && kDepth % kBK == 0, "BK: a multiple of 16 dividing depth");
+  static_assert(kWarpsM * kWarpsN == kWarps, "(BM/WM)*(BN/WN) warps must equal threads/32");
+  static_assert(kPvCols % 8 == 0 && kPvCols * (kWarpSplitK ? 1 : kWarpsN) == kDepth,
+                "depth must split into 8-column MMA tiles across the warps of a row band");
+  static_assert((kBN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide by threads");
+  static_assert(kStages >= 1, "at least one pipeline stage");
+};
+
+}  // namespace mha

@@ -1,0 +1,19 @@
+// Subcommands of the mha-tune CLI. Each add_* registers one subcommand on the app; its callback
+// runs the command and records the exit code with set_command_exit (DESIGN.md's codes).
+// Errors are thrown (UsageError -> 2, CudaError -> 3) and mapped to exit codes in main.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace mha {
+
+void add_list_command(CLI::App& app);     // cmd_list.cpp
+void add_verify_command(CLI::App& app);   // cmd_verify.cpp
+void add_sweep_command(CLI::App& app);    // cmd_sweep.cpp
+void add_select_command(CLI::App& app);   // cmd_select.cpp
+void add_compare_command(CLI::App& app);  // cmd_compare.cpp
+
+void set_command_exit(int code);
+int command_exit();
+
+}  // namespace mha

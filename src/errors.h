@@ -1,0 +1,39 @@
+// Typed errors and the exit codes of DESIGN.md: 0 success, 1 verification failure or regression,
+// 2 bad usage or configuration, 3 CUDA or environment failure.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace mha {
+
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitEnvironment = 3 };
+
+// Bad input: a config, problem or report file, or a flag. The message names the file, the key
+// and what is wrong.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// CUDA or environment failure (no device, a failed call, a sticky error).
+struct CudaError : std::runtime_error {
+  CudaError(const std::string& what, cudaError_t code) : std::runtime_error(what), code(code) {}
+  cudaError_t code;
+  // Errors after which the context is unusable: the process must end.
+  bool is_sticky() const;
+};
+
+[[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
+
+}  // namespace mha
+
+// Checks a CUDA runtime call; throws CudaError naming the call, file and line.
+#define MHA_CUDA_CHECK(call)                                               \
+  do {                                                                     \
+    cudaError_t mha_err_ = (call);                                         \
+    if (mha_err_ != cudaSuccess) {                                         \
+      ::mha::throw_cuda_error(mha_err_, #call, __FILE__, __LINE__);        \
+    }                                                                      \
+  } while (0)

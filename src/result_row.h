@@ -1,0 +1,85 @@
+// One measurement: a (kernel, problem, partitions) point with its disposition, timing statistics,
+// bandwidth and verification error. The unit of the journal, the reports, select and compare.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kernel_registry.h"
+
+namespace mha {
+
+// The problem shape one row was measured on (what select buckets and compare matches on).
+struct ProblemShape {
+  std::string name;         // stable id, e.g. "b1_h32_kv8_d128_n4096_contig_null"
+  int batch = 1;
+  int heads = 32;
+  int kv_heads = 8;
+  int depth = 128;
+  std::string dtype = "bf16";
+  std::string out_dtype = "bf16";
+  std::string kv = "contig";  // "contig" | "paged"
+  int page_size = 0;          // paged only
+  std::string mask = "null";  // "null" | "causal" | "window" | "chunked"
+  int window = 0;
+  int chunk = 0;
+  bool has_sink = false;
+  int keys = 0;               // max length in the batch (all equal unless ragged)
+  std::string lengths;        // "" when every sequence has `keys`, else "ragged:<spec>"
+};
+
+// Disposition of one row, as in the CUTLASS profiler.
+enum class Status { kPassed, kIncorrect, kFailed, kNotSupported, kSkipped };
+const char* status_name(Status s);
+Status status_from_name(const std::string& s);  // throws std::invalid_argument
+
+struct TimingStats {
+  double median_us = 0, min_us = 0, mean_us = 0, stdev_us = 0;
+  int samples = 0;
+};
+
+struct ResultRow {
+  std::string kernel;   // procedural name
+  KernelTraits traits;
+  ProblemShape problem;
+  int partitions = 1;
+  Status status = Status::kSkipped;
+  std::string reason;   // why not passed (empty when passed)
+  TimingStats time;
+  double bytes = 0;            // bytes the step must move
+  double achieved_gbps = 0;
+  double peak_fraction = 0;    // of the peak read bandwidth measured in the same run
+  double rel_l2_error = 0;
+  double max_abs_error = 0;
+  double sm_clock_mhz = 0;     // mean SM clock while timing (0 if unknown)
+  bool throttled = false;
+  int device = 0;
+};
+
+}  // namespace mha
+
+namespace mha {
+
+// What every report carries about the run that produced it.
+struct RunMetadata {
+  int schema_version = 1;
+  std::string tool_version;
+  std::string git_commit;
+  std::string gpu_name;
+  int sm_count = 0;
+  double sm_clock_max_mhz = 0;
+  double mem_clock_max_mhz = 0;
+  int l2_bytes = 0;
+  std::string driver_version;
+  std::string cuda_version;
+  std::string timestamp;       // ISO 8601, UTC
+  std::string config_file;
+  std::string config_hash;     // FNV-1a 64 of the config file's bytes, hex
+  std::string command_line;
+  double peak_read_gbps = 0;   // streaming-read bandwidth measured at start
+  uint64_t seed = 0;
+  std::string timing_mode;     // "graph" | "stream"
+  bool cold_cache = true;
+};
+
+}  // namespace mha
