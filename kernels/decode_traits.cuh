@@ -46,10 +46,15 @@ struct DecodeTraits {
   static constexpr int kStageBytes = 2 * kKvTileBytes;  // K and V
   static constexpr int kPipelineBytes = kStages * kStageBytes;
   static constexpr int kQBytes = kBM * kDepth * kElemBytes;
-  static constexpr int kPBytes = kWarpSplitK ? 0 : kBM * kBN * kElemBytes;
+  // Without warp split-K, P goes through shared memory (rows padded by 16 bytes against bank
+  // conflicts) and the row max/sum of each warp column meet in kRowStatBytes.
+  static constexpr int kPStride = kBN + 8;
+  static constexpr int kPBytes = kWarpSplitK ? 0 : kBM * kPStride * kElemBytes;
   static constexpr int kRowStatBytes = kWarpSplitK ? 0 : 2 * kWarpsN * kBM * 4;
-  // Warp split-K merges (max, sum, output) of every warp once, reusing the pipeline buffers.
-  static constexpr int kMergeBytes = kWarpSplitK ? kWarpsN * kBM * (kDepth + 2) * 4 : 0;
+  // The epilogue gathers (max, sum, unnormalised output) per row, one copy per warp column with
+  // warp split-K, in the pipeline buffers once they are drained.
+  static constexpr int kMergeCopies = kWarpSplitK ? kWarpsN : 1;
+  static constexpr int kMergeBytes = kMergeCopies * kBM * (kDepth + 2) * 4;
   static constexpr int kSmemBytes =
       (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) + kQBytes + kPBytes +
       kRowStatBytes;
@@ -64,7 +69,7 @@ struct DecodeTraits {
   static_assert(kPvCols % 8 == 0 && kPvCols * (kWarpSplitK ? 1 : kWarpsN) == kDepth,
                 "depth must split into 8-column MMA tiles across the warps of a row band");
   static_assert((kBN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide by threads");
-  static_assert(kStages >= 1, "at least one pipeline stage");
+  static_assert(kStages >= 2, "at least two pipeline stages");
 };
 
 }  // namespace mha
