@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds the CI configuration (configs/ci.json) into build-ci/ and runs every test under ctest.
+# Extra arguments go to ctest, e.g. ./scripts/test.sh -L host   or   ./scripts/test.sh -R generator
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MHA_ROOT"
+mha_setup build-ci configs/ci.json
+ctest --test-dir build-ci --output-on-failure "$@"
