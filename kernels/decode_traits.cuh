@@ -66,8 +66,8 @@ struct DecodeTraits {
   static_assert(kWN % 16 == 0 && kBN % kWN == 0, "WN: a multiple of 16 dividing BN");
   static_assert(kBK % 16 == 0 && kDepth % kBK == 0, "BK: a multiple of 16 dividing depth");
   static_assert(kWarpsM * kWarpsN == kWarps, "(BM/WM)*(BN/WN) warps must equal threads/32");
-  static_assert(kPvCols % 8 == 0 && kPvCols * (kWarpSplitK ? 1 : kWarpsN) == kDepth,
-                "depth must split into 8-column MMA tiles across the warps of a row band");
+  static_assert(kPvCols % 16 == 0 && kPvCols * (kWarpSplitK ? 1 : kWarpsN) == kDepth,
+                "depth must split into 16-column slices across the warps of a row band");
   static_assert((kBN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide by threads");
   static_assert(kStages >= 2, "at least two pipeline stages");
 };

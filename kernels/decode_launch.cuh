@@ -1,0 +1,45 @@
+// launch_decode<Traits>: one decode step of one kernel instance (decode kernel, then the split-K
+// reduce when partitions > 1). Each generated .cu instantiates it once.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "decode_kernel.cuh"
+#include "decode_params.cuh"
+#include "decode_traits.cuh"
+#include "kv_operand.cuh"
+#include "masks.cuh"
+#include "splitk_reduce.cuh"
+
+namespace mha {
+
+template <class T>
+cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
+  if (p.heads != p.kv_heads * T::kGroup || p.partitions < 1 || p.batch < 1) {
+    return cudaErrorInvalidValue;
+  }
+  // More than 48 KB of dynamic shared memory must be opted into once per device.
+  static std::atomic<uint64_t> configured_devices{0};
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  const uint64_t bit = uint64_t{1} << (device % 64);
+  if (!(configured_devices.load() & bit)) {
+    err = cudaFuncSetAttribute(decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               T::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    configured_devices.fetch_or(bit);
+  }
+  const dim3 grid(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
+  decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
+  err = cudaGetLastError();
+  if (err != cudaSuccess || p.partitions == 1) return err;
+  splitk_reduce_kernel<typename T::Out, T::kHasSink>
+      <<<dim3(p.heads, p.batch), T::kDepth, 0, stream>>>(p, T::kDepth);
+  return cudaGetLastError();
+}
+
+}  // namespace mha

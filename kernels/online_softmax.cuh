@@ -1,0 +1,32 @@
+// The online-softmax algebra, written once for the decode kernel, the split-K reduce and the
+// host tests. States are (m, l): m the running max in log2 units (score * log2 e), l the sum of
+// 2^(s - m). An empty state is (-inf, 0); every operation keeps it NaN-free.
+#pragma once
+
+#include <cuda_runtime.h>  // __host__ __device__ for host compilers
+
+#include <math.h>
+
+namespace mha {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// The exponent base to subtract: an empty max (-inf) becomes 0 so 2^(-inf - base) = 0.
+__host__ __device__ inline float exp_base(float m) { return m == -INFINITY ? 0.f : m; }
+
+// Factor that moves a sum taken relative to m_old onto m_new (0 for an empty old state).
+__host__ __device__ inline float rescale(float m_old, float m_new) {
+  return exp2f(m_old - exp_base(m_new));
+}
+
+// Weight of one partition's normalised output in the final combination: l_p * 2^(m_p - M).
+__host__ __device__ inline float partition_weight(float m_p, float l_p, float m_total) {
+  return l_p * exp2f(m_p - exp_base(m_total));
+}
+
+// The sink's share of the denominator, 2^(sigma - M), with sigma in log2 units (-inf: none).
+__host__ __device__ inline float sink_weight(float sink_log2, float m_total) {
+  return exp2f(sink_log2 - exp_base(m_total));
+}
+
+}  // namespace mha

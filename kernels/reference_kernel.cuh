@@ -1,0 +1,68 @@
+// A deliberately simple fp32 attention reference on the GPU for problems too large for the CPU
+// reference: one block per (query head, sequence), natural-log softmax, mask tested key by key
+// with the contract's own definition. It shares no code path with the decode kernel.
+#pragma once
+
+#include <math.h>
+
+#include "decode_params.cuh"
+#include "masks.cuh"
+#include "ptx.cuh"
+
+namespace mha {
+
+constexpr int kReferenceThreads = 256;
+
+__device__ inline float block_reduce(float v, bool is_max, float* scratch) {
+  for (int o = 16; o > 0; o /= 2) {
+    const float other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = is_max ? fmaxf(v, other) : v + other;
+  }
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  float r = is_max ? -INFINITY : 0.f;
+  for (int w = 0; w < kReferenceThreads / 32; ++w) r = is_max ? fmaxf(r, scratch[w]) : r + scratch[w];
+  __syncthreads();
+  return r;
+}
+
+// scores: scratch of [batch][heads][max_len] floats. Keys are read through the logical layout
+// [batch][max_len][kv_heads][depth] (the generator keeps a logical copy of paged caches).
+template <typename Elem, typename Out>
+__global__ void __launch_bounds__(kReferenceThreads)
+    reference_attention_kernel(const DecodeParams p, const Elem* k_logical, const Elem* v_logical,
+                               int max_len, int depth, int group, MaskKind mask, bool has_sink,
+                               float* scores) {
+  __shared__ float scratch[kReferenceThreads / 32];
+  const int head = blockIdx.x, b = blockIdx.y, kv_head = head / group;
+  const int n = p.seq_lens[b];
+  const Elem* q = static_cast<const Elem*>(p.q) + (static_cast<long long>(b) * p.heads + head) * depth;
+  float* s = scores + (static_cast<long long>(b) * p.heads + head) * max_len;
+  auto kv_row = [&](const Elem* base, int key) {
+    return base + ((static_cast<long long>(b) * max_len + key) * p.kv_heads + kv_head) * depth;
+  };
+  float m = has_sink ? p.sink_logits[head] : -INFINITY;
+  for (int j = threadIdx.x; j < n; j += kReferenceThreads) {
+    float dot = 0.f;
+    const Elem* k = kv_row(k_logical, j);
+    for (int c = 0; c < depth; ++c) dot += ptx::to_float(q[c]) * ptx::to_float(k[c]);
+    s[j] = key_visible(mask, j, n, p.window, p.chunk) ? dot * p.scale : -INFINITY;
+    m = fmaxf(m, s[j]);
+  }
+  m = block_reduce(m, true, scratch);
+  const float base = m == -INFINITY ? 0.f : m;
+  float sum = 0.f;
+  for (int j = threadIdx.x; j < n; j += kReferenceThreads) sum += expf(s[j] - base);
+  sum = block_reduce(sum, false, scratch);
+  if (has_sink) sum += expf(p.sink_logits[head] - base);
+  __syncthreads();
+  for (int c = threadIdx.x; c < depth; c += kReferenceThreads) {
+    float acc = 0.f;
+    for (int j = 0; j < n; ++j) acc += expf(s[j] - base) * ptx::to_float(kv_row(v_logical, j)[c]);
+    const float o = sum > 0.f ? acc / sum : 0.f;
+    static_cast<Out*>(p.out)[(static_cast<long long>(b) * p.heads + head) * depth + c] =
+        ptx::from_float<Out>(o);
+  }
+}
+
+}  // namespace mha

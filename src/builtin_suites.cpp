@@ -1,0 +1,115 @@
+// Built-in verification suites, derived from each kernel's tile shape: "basic" (verify's
+// default) and "edge" (lengths around BN, primes, partitions beyond the key tiles, extreme
+// windows, chunks and sinks, large scores, ragged batches, odd page sizes).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "errors.h"
+#include "problem.h"
+
+namespace mha {
+namespace {
+
+struct SuiteBuilder {
+  const KernelTraits& t;
+  std::vector<Problem> problems;
+
+  Problem base(int batch, int keys) const {
+    Problem p;
+    ProblemShape& s = p.shape;
+    s.dtype = t.dtype;
+    s.out_dtype = t.out_dtype;
+    s.depth = t.depth;
+    s.kv = t.kv;
+    s.mask = t.mask;
+    s.has_sink = t.has_sink;
+    s.kv_heads = 2;
+    s.heads = 2 * t.group;
+    s.page_size = t.kv == "paged" ? 16 : 0;
+    s.window = t.mask == "window" ? 128 : 0;
+    s.chunk = t.mask == "chunked" ? 256 : 0;
+    s.batch = batch;
+    s.keys = keys;
+    p.lengths.assign(batch, keys);
+    return p;
+  }
+  int tiles(int n) const { return (n + t.bn - 1) / t.bn; }
+  void add(Problem p, std::vector<int> partitions) {
+    std::sort(partitions.begin(), partitions.end());
+    partitions.erase(std::unique(partitions.begin(), partitions.end()), partitions.end());
+    p.partitions = partitions;
+    p.shape.keys = p.max_length();
+    p.shape.name = problem_name(p);
+    problems.push_back(p);
+  }
+  void add_lengths(const std::vector<int>& lengths, const std::vector<int>& partitions) {
+    for (int n : lengths) {
+      std::vector<int> parts = partitions;
+      parts.push_back(tiles(n) + 3);  // more partitions than key tiles: some are empty
+      add(base(2, n), parts);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits& t) {
+  SuiteBuilder b{t, {}};
+  const int bn = t.bn;
+  if (suite == "basic") {
+    b.add_lengths({1, 37, bn + 1, 1000, 4097}, {1, 3, 8});
+    return b.problems;
+  }
+  if (suite != "edge") throw UsageError(fmt::format("--suite: unknown suite '{}' (known: basic, edge)", suite));
+
+  b.add_lengths({1, 2, bn - 1, bn, bn + 1, 2 * bn + 1, 97, 1009, 4099}, {1, 2, 5});
+  // Large-magnitude scores: partition maxima far apart (catches exp/exp2 mix-ups in the reduce).
+  for (int n : {300, 4099}) {
+    Problem p = b.base(1, n);
+    p.q_std = 8.f;
+    b.add(p, {1, 4, 7, 16});
+  }
+  // Ragged batch: every sequence its own length and its own visible range.
+  {
+    Problem p = b.base(4, 0);
+    p.lengths = {1, bn + 3, 777, 2 * bn};
+    p.shape.lengths = fmt::format("ragged1-{}-777-{}", bn + 3, 2 * bn);
+    b.add(p, {1, 4});
+  }
+  if (t.mask == "window") {
+    for (auto [n, w] : std::vector<std::pair<int, int>>{{1000, 1}, {500, 600}, {1000, bn}, {4099, 1000}, {1, 1}}) {
+      Problem p = b.base(2, n);
+      p.shape.window = w;
+      b.add(p, {1, 3, b.tiles(n) + 2});
+    }
+  }
+  if (t.mask == "chunked") {
+    for (auto [n, c] : std::vector<std::pair<int, int>>{{3 * bn, bn}, {3 * bn + 1, bn}, {1000, 100}, {500, 4096}, {257, 1}}) {
+      Problem p = b.base(2, n);
+      p.shape.chunk = c;
+      b.add(p, {1, 3, b.tiles(n) + 2});
+    }
+  }
+  if (t.has_sink) {
+    for (float sink : {30.f, -30.f, 3.f}) {
+      for (int n : {1, 2 * bn + 5, 1500}) {
+        Problem p = b.base(2, n);
+        p.sink_mean = sink;
+        b.add(p, {1, 4, b.tiles(n) + 2});
+      }
+    }
+  }
+  if (t.kv == "paged") {
+    for (int page : {1, 7, 128}) {
+      Problem p = b.base(3, 0);
+      p.lengths = {1000, 1, 129};
+      p.shape.lengths = "ragged1000-1-129";
+      p.shape.page_size = page;
+      b.add(p, {1, 3});
+    }
+  }
+  return b.problems;
+}
+
+}  // namespace mha

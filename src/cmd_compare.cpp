@@ -1,0 +1,34 @@
+// `mha-tune compare BASELINE CANDIDATE`: the CI regression gate (exit 1 on a regression).
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "compare.h"
+
+namespace mha {
+
+void add_compare_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Compare two JSON reports; exit 1 on a regression (slower beyond the threshold and noise, "
+      "or passed -> not passed), 2 on unusable input");
+  struct Args {
+    std::string baseline, candidate, csv, markdown;
+    CompareOptions options;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("baseline", args->baseline, "Baseline report (JSON)")->required();
+  cmd->add_option("candidate", args->candidate, "Candidate report (JSON)")->required();
+  cmd->add_option("--threshold", args->options.threshold,
+                  "Smallest relative median change called slower/faster (default 0.03)");
+  cmd->add_option("--csv", args->csv, "Write every pair to this CSV file");
+  cmd->add_option("--markdown", args->markdown, "Also write the markdown summary to this file");
+  cmd->add_flag("--allow-different-gpu", args->options.allow_different_gpu,
+                "Compare reports from different GPU models");
+  cmd->callback([args] {
+    set_command_exit(run_compare(args->baseline, args->candidate, args->options, args->csv,
+                                 args->markdown));
+  });
+}
+
+}  // namespace mha

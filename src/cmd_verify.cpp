@@ -1,0 +1,137 @@
+// `mha-tune verify`: runs every selected kernel on a problem set against the reference, prints
+// a pass/fail table with the error of each point, and exits 1 if any point fails.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "device_info.h"
+#include "errors.h"
+#include "kernel_selection.h"
+#include "npy_writer.h"
+#include "point_runner.h"
+#include "problem.h"
+#include "reference.h"
+
+namespace mha {
+namespace {
+
+struct VerifyOptions {
+  std::vector<std::string> filters, problem_specs;
+  std::string problems_file, suite, config, dump_dir;
+  int device = 0;
+  uint64_t seed = 1;
+  bool quiet = false;
+};
+
+// Writes inputs, reference and the kernel's output of one point as .npy plus a manifest.
+void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, int partitions,
+                const ProblemData& data, const std::vector<double>& ref, const VerifyOutcome& r) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(dir) / p.shape.name;
+  fs::create_directories(root);
+  const ProblemShape& s = p.shape;
+  const size_t B = s.batch, H = s.heads, Hkv = s.kv_heads, D = s.depth;
+  const fs::path inputs = root / "q.npy";
+  if (!fs::exists(inputs)) {
+    const HostInputs in = data.download();
+    write_npy((root / "q.npy").string(), in.q, {B, H, D});
+    write_npy((root / "k.npy").string(), in.k, {B, size_t(in.max_len), Hkv, D});
+    write_npy((root / "v.npy").string(), in.v, {B, size_t(in.max_len), Hkv, D});
+    write_npy((root / "lengths.npy").string(), in.lengths, {B});
+    if (s.has_sink) write_npy((root / "sink_weights.npy").string(), in.sink_logits, {H});
+    write_npy((root / "reference.npy").string(), std::vector<float>(ref.begin(), ref.end()), {B, H, D});
+  }
+  const std::string out_name = fmt::format("out_{}_p{}.npy", k.name, partitions);
+  write_npy((root / out_name).string(), r.output, {B, H, D});
+  nlohmann::json manifest;
+  const fs::path manifest_path = root / "manifest.json";
+  if (fs::exists(manifest_path)) manifest = nlohmann::json::parse(std::ifstream(manifest_path));
+  manifest["problem"] = s.name;
+  manifest["shape"] = {{"batch", B}, {"heads", H}, {"kv_heads", Hkv}, {"depth", D},
+                       {"max_len", p.max_length()}, {"group", H / Hkv}};
+  manifest["dtype"] = s.dtype;
+  manifest["out_dtype"] = s.out_dtype;
+  manifest["scale"] = p.effective_scale();
+  manifest["mask"] = {{"kind", s.mask}, {"window", s.window}, {"chunk", s.chunk}};
+  manifest["sink"] = s.has_sink;
+  manifest["layout"] = "q: [batch][heads][depth]; k, v: [batch][max_len][kv_heads][depth] (slots past a length are NaN); out: [batch][heads][depth]";
+  manifest["seed"] = p.seed;
+  manifest["outputs"][out_name] = {{"kernel", k.name}, {"partitions", partitions},
+                                   {"status", status_name(r.status)}, {"rel_l2_error", r.error.rel_l2}};
+  std::ofstream(manifest_path) << manifest.dump(2) << "\n";
+}
+
+int run_verify(const VerifyOptions& o) {
+  const auto kernels = select_kernels(o.filters);
+  std::vector<ProblemSpec> specs;
+  for (const auto& text : o.problem_specs) specs.push_back(parse_problem_spec(text));
+  if (!o.problems_file.empty())
+    for (auto& s : read_problem_file(o.problems_file)) specs.push_back(s);
+  const std::string suite = o.suite.empty() && specs.empty() ? "basic" : o.suite;
+  require_device(o.device);
+
+  fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {}\n", "kernel", "problem", "P", "rel_l2", "max_abs", "status");
+  struct Tally { int passed = 0, total = 0; double worst = 0; };
+  std::map<std::string, Tally> per_kernel;
+  int failures = 0, points = 0;
+  for (const KernelEntry* k : kernels) {
+    std::vector<Problem> problems;
+    if (!suite.empty()) problems = builtin_suite(suite, k->traits);
+    for (const auto& spec : specs) {
+      std::string why;
+      for (auto& p : instantiate(spec, k->traits, &why)) problems.push_back(p);
+    }
+    Tally& tally = per_kernel[k->name];
+    for (Problem& problem : problems) {
+      problem.seed = o.seed;
+      ProblemData data(problem, 1);
+      const std::vector<double> ref = reference_output(problem, data);
+      for (int partitions : problem.partitions) {
+        const VerifyOutcome r = verify_point(*k, problem, data, partitions, ref);
+        ++points;
+        ++tally.total;
+        const bool ok = r.status == Status::kPassed;
+        tally.passed += ok;
+        tally.worst = std::max(tally.worst, r.error.rel_l2);
+        if (!ok && r.status != Status::kNotSupported) ++failures;
+        if (!o.quiet || !ok)
+          fmt::print("{:<70} {:<48} {:>4} {:>10.3e} {:>10.3e}  {}{}\n", k->name, problem.shape.name,
+                     partitions, r.error.rel_l2, r.error.max_abs, status_name(r.status),
+                     ok ? "" : " (" + r.reason + ")");
+        if (!o.dump_dir.empty()) dump_point(o.dump_dir, *k, problem, partitions, data, ref, r);
+      }
+    }
+    if (tally.total == 0)
+      fmt::print("{:<70} no problem of this kernel's family in the problem set\n", k->name);
+  }
+  fmt::print("\nSummary (suite {}, seed {}):\n{:<70} {:>9} {:>12}\n", suite.empty() ? "-" : suite, o.seed,
+             "kernel", "passed", "worst_rel_l2");
+  for (const auto& [name, t] : per_kernel)
+    fmt::print("{:<70} {:>4}/{:<4} {:>12.3e}\n", name, t.passed, t.total, t.worst);
+  fmt::print("{} point(s), {} failed, over {} kernel(s)\n", points, failures, kernels.size());
+  return failures > 0 ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app) {
+  auto o = std::make_shared<VerifyOptions>();
+  auto* cmd = app.add_subcommand("verify", "Check every selected kernel against the reference");
+  cmd->add_option("--filter", o->filters, "Glob over kernel names (repeatable)");
+  cmd->add_option("--problem", o->problem_specs,
+                  "Inline problem, e.g. \"batch=1,heads=32,kv_heads=8,keys=4097,partitions=1:8\"");
+  cmd->add_option("--problems", o->problems_file, "JSON problem file ({\"problems\": [...]})");
+  cmd->add_option("--suite", o->suite, "Built-in suite: basic (default) or edge");
+  cmd->add_option("--config", o->config, "Config the build came from (informational)");
+  cmd->add_option("--device", o->device, "CUDA device index");
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs");
+  cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");
+  cmd->add_flag("--quiet", o->quiet, "Print only failures and the summary");
+  cmd->callback([o] { set_command_exit(run_verify(*o)); });
+}
+
+}  // namespace mha

@@ -1,0 +1,289 @@
+// Pairing, classification and the markdown / CSV output of `mha-tune compare`.
+#include "compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "errors.h"
+#include "journal.h"
+#include "report_csv.h"
+
+namespace mha {
+
+namespace {
+
+constexpr double kMedianSeFactor = 1.2533;  // sqrt(pi / 2): se(median) / se(mean), normal data
+constexpr size_t kMaxListed = 50;            // one-sided rows listed in the markdown
+
+double relative_se(const TimingStats& t) {
+  if (!(t.median_us > 0) || t.samples < 1 || !std::isfinite(t.stdev_us)) return 0;
+  return kMedianSeFactor * t.stdev_us / (t.median_us * std::sqrt(static_cast<double>(t.samples)));
+}
+
+bool has_time(const ResultRow& r) { return r.time.median_us > 0 && std::isfinite(r.time.median_us); }
+
+std::string pct(double x) { return fmt::format("{:+.1f}%", 100.0 * x); }
+
+std::string describe_meta(const RunMetadata& m, const std::string& file) {
+  return fmt::format("`{}`: {} ({} SMs), commit {}, {}", file.empty() ? "-" : file,
+                     m.gpu_name.empty() ? "unknown GPU" : m.gpu_name, m.sm_count,
+                     m.git_commit.empty() ? "unknown" : m.git_commit, m.timestamp);
+}
+
+// Markdown cells must not break the table.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string pair_status(const ComparePair& p) {
+  if (p.baseline.status == p.candidate.status) return status_name(p.candidate.status);
+  std::string s = fmt::format("{} -> {}", status_name(p.baseline.status),
+                              status_name(p.candidate.status));
+  if (!p.candidate.reason.empty() && p.candidate.status != Status::kPassed) {
+    s += ": " + p.candidate.reason;
+  }
+  return s;
+}
+
+std::string time_cell(const ResultRow& r) {
+  return has_time(r) ? fmt::format("{:.2f}", r.time.median_us) : "-";
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kFaster: return "faster";
+    case Verdict::kSlower: return "slower";
+    case Verdict::kSame: return "same";
+    case Verdict::kBroken: return "broken";
+    case Verdict::kFixed: return "fixed";
+    case Verdict::kNotComparable: return "not_comparable";
+  }
+  return "unknown";
+}
+
+int CompareResult::count(Verdict v) const {
+  return static_cast<int>(std::count_if(pairs.begin(), pairs.end(),
+                                        [v](const ComparePair& p) { return p.verdict == v; }));
+}
+
+double pair_noise(const TimingStats& a, const TimingStats& b) {
+  const double ea = relative_se(a), eb = relative_se(b);
+  return std::sqrt(ea * ea + eb * eb);
+}
+
+CompareResult compare_reports(const Report& baseline, const Report& candidate,
+                              const CompareOptions& options, const std::string& baseline_file,
+                              const std::string& candidate_file) {
+  if (baseline.meta.gpu_name != candidate.meta.gpu_name && !options.allow_different_gpu) {
+    throw UsageError(fmt::format(
+        "{}: metadata.gpu_name: '{}' differs from '{}' in {}; timings from different GPUs are "
+        "not comparable (pass --allow-different-gpu to compare anyway)",
+        candidate_file.empty() ? "candidate" : candidate_file, candidate.meta.gpu_name,
+        baseline.meta.gpu_name, baseline_file.empty() ? "baseline" : baseline_file));
+  }
+  CompareResult result;
+  result.baseline_meta = baseline.meta;
+  result.candidate_meta = candidate.meta;
+  result.baseline_file = baseline_file;
+  result.candidate_file = candidate_file;
+  result.options = options;
+
+  std::map<std::string, size_t> candidate_index;
+  for (size_t i = 0; i < candidate.rows.size(); ++i) {
+    candidate_index[point_key(candidate.rows[i])] = i;  // a later duplicate wins
+  }
+  std::map<std::string, bool> matched;
+  for (const ResultRow& base : baseline.rows) {
+    const std::string key = point_key(base);
+    if (matched.count(key)) continue;  // duplicate baseline row: the first one is compared
+    auto it = candidate_index.find(key);
+    if (it == candidate_index.end()) {
+      result.only_baseline.push_back(base);
+      continue;
+    }
+    matched[key] = true;
+    ComparePair p;
+    p.key = key;
+    p.baseline = base;
+    p.candidate = candidate.rows[it->second];
+    const bool base_ok = base.status == Status::kPassed;
+    const bool cand_ok = p.candidate.status == Status::kPassed;
+    if (base_ok && !cand_ok) {
+      p.verdict = Verdict::kBroken;
+    } else if (!base_ok && cand_ok) {
+      p.verdict = Verdict::kFixed;
+    } else if (!base_ok || !has_time(base) || !has_time(p.candidate)) {
+      p.verdict = Verdict::kNotComparable;
+    } else {
+      p.change = p.candidate.time.median_us / base.time.median_us - 1.0;
+      p.tolerance = std::max(options.threshold,
+                             options.noise_k * pair_noise(base.time, p.candidate.time));
+      const double ratio = p.candidate.time.median_us / base.time.median_us;
+      if (ratio > 1.0 + p.tolerance) {
+        p.verdict = Verdict::kSlower;
+      } else if (ratio < 1.0 / (1.0 + p.tolerance)) {
+        p.verdict = Verdict::kFaster;
+      } else {
+        p.verdict = Verdict::kSame;
+      }
+    }
+    result.pairs.push_back(std::move(p));
+  }
+  for (const ResultRow& cand : candidate.rows) {
+    const std::string key = point_key(cand);
+    if (!matched.count(key)) {
+      matched[key] = true;
+      result.only_candidate.push_back(cand);
+    }
+  }
+  return result;
+}
+
+std::string compare_markdown(const CompareResult& r) {
+  std::string md = "## mha-tune compare\n\n";
+  md += "- Baseline: " + describe_meta(r.baseline_meta, r.baseline_file) + "\n";
+  md += "- Candidate: " + describe_meta(r.candidate_meta, r.candidate_file) + "\n";
+  if (r.baseline_meta.gpu_name != r.candidate_meta.gpu_name) {
+    md += "- **Different GPUs** (--allow-different-gpu): time changes mix GPU and code.\n";
+  }
+  md += fmt::format(
+      "- A pair is slower or faster when its median moves by more than {:.1f}% or {:g} standard "
+      "errors of the two medians, whichever is larger.\n\n",
+      100.0 * r.options.threshold, r.options.noise_k);
+
+  const int regressions = r.regressions();
+  md += fmt::format("**{}** ({} regression{})\n\n", regressions ? "FAIL" : "PASS", regressions,
+                    regressions == 1 ? "" : "s");
+  md += "| result | pairs |\n|---|---:|\n";
+  md += fmt::format("| slower (regression) | {} |\n", r.count(Verdict::kSlower));
+  md += fmt::format("| broken: passed -> not passed (regression) | {} |\n",
+                    r.count(Verdict::kBroken));
+  md += fmt::format("| faster | {} |\n", r.count(Verdict::kFaster));
+  md += fmt::format("| fixed: not passed -> passed | {} |\n", r.count(Verdict::kFixed));
+  md += fmt::format("| same | {} |\n", r.count(Verdict::kSame));
+  md += fmt::format("| not comparable (neither passed) | {} |\n",
+                    r.count(Verdict::kNotComparable));
+  md += fmt::format("| only in baseline | {} |\n", r.only_baseline.size());
+  md += fmt::format("| only in candidate | {} |\n\n", r.only_candidate.size());
+
+  const std::string header =
+      "| kernel | problem | P | baseline us | candidate us | change | tolerance | status |\n"
+      "|---|---|---:|---:|---:|---:|---:|---|\n";
+  auto row_line = [](const ComparePair& p) {
+    const bool timed = has_time(p.baseline) && has_time(p.candidate) &&
+                       p.verdict != Verdict::kBroken && p.verdict != Verdict::kFixed;
+    return fmt::format("| `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n", cell(p.baseline.kernel),
+                       cell(p.baseline.problem.name), p.baseline.partitions,
+                       time_cell(p.baseline), time_cell(p.candidate),
+                       timed ? pct(p.change) : "-", timed ? fmt::format("{:.1f}%", 100 * p.tolerance) : "-",
+                       cell(pair_status(p)));
+  };
+
+  std::vector<const ComparePair*> bad, good;
+  for (const ComparePair& p : r.pairs) {
+    if (p.is_regression()) bad.push_back(&p);
+    if (p.verdict == Verdict::kFaster || p.verdict == Verdict::kFixed) good.push_back(&p);
+  }
+  // Worst first: broken rows, then by how far past their tolerance they are.
+  auto excess = [](const ComparePair* p) {
+    if (p->verdict == Verdict::kBroken || p->verdict == Verdict::kFixed) return 1e30;
+    return std::fabs(p->change) - p->tolerance;
+  };
+  std::stable_sort(bad.begin(), bad.end(),
+                   [&](const ComparePair* a, const ComparePair* b) { return excess(a) > excess(b); });
+  std::stable_sort(good.begin(), good.end(),
+                   [&](const ComparePair* a, const ComparePair* b) { return excess(a) > excess(b); });
+
+  if (!bad.empty()) {
+    md += "### Regressions (worst first)\n\n" + header;
+    for (const ComparePair* p : bad) md += row_line(*p);
+    md += "\n";
+  }
+  if (!good.empty()) {
+    md += "### Improvements\n\n" + header;
+    for (const ComparePair* p : good) md += row_line(*p);
+    md += "\n";
+  }
+  auto one_side = [&](const char* title, const std::vector<ResultRow>& rows) {
+    if (rows.empty()) return;
+    md += fmt::format("### {} ({})\n\n| kernel | problem | P | status | median us |\n"
+                      "|---|---|---:|---|---:|\n",
+                      title, rows.size());
+    for (size_t i = 0; i < rows.size() && i < kMaxListed; ++i) {
+      const ResultRow& row = rows[i];
+      md += fmt::format("| `{}` | `{}` | {} | {} | {} |\n", cell(row.kernel),
+                        cell(row.problem.name), row.partitions, status_name(row.status),
+                        time_cell(row));
+    }
+    if (rows.size() > kMaxListed) md += fmt::format("\n... and {} more\n", rows.size() - kMaxListed);
+    md += "\n";
+  };
+  one_side("Only in baseline", r.only_baseline);
+  one_side("Only in candidate", r.only_candidate);
+  return md;
+}
+
+std::string compare_csv(const CompareResult& r) {
+  std::string text = csv_line({"kernel", "problem", "partitions", "verdict", "baseline_status",
+                               "candidate_status", "baseline_median_us", "candidate_median_us",
+                               "baseline_stdev_us", "candidate_stdev_us", "baseline_samples",
+                               "candidate_samples", "change", "tolerance", "candidate_reason"});
+  auto d = [](double v) { return fmt::format("{}", v); };
+  for (const ComparePair& p : r.pairs) {
+    text += csv_line({p.baseline.kernel, p.baseline.problem.name,
+                      std::to_string(p.baseline.partitions), verdict_name(p.verdict),
+                      status_name(p.baseline.status), status_name(p.candidate.status),
+                      d(p.baseline.time.median_us), d(p.candidate.time.median_us),
+                      d(p.baseline.time.stdev_us), d(p.candidate.time.stdev_us),
+                      std::to_string(p.baseline.time.samples),
+                      std::to_string(p.candidate.time.samples), d(p.change), d(p.tolerance),
+                      p.candidate.reason});
+  }
+  auto one_side = [&](const std::vector<ResultRow>& rows, bool is_baseline) {
+    for (const ResultRow& row : rows) {
+      const std::string status = status_name(row.status);
+      const std::string median = d(row.time.median_us), stdev = d(row.time.stdev_us);
+      const std::string samples = std::to_string(row.time.samples);
+      text += csv_line({row.kernel, row.problem.name, std::to_string(row.partitions),
+                        is_baseline ? "only_baseline" : "only_candidate",
+                        is_baseline ? status : "", is_baseline ? "" : status,
+                        is_baseline ? median : "", is_baseline ? "" : median,
+                        is_baseline ? stdev : "", is_baseline ? "" : stdev,
+                        is_baseline ? samples : "", is_baseline ? "" : samples, "", "",
+                        is_baseline ? "" : row.reason});
+    }
+  };
+  one_side(r.only_baseline, true);
+  one_side(r.only_candidate, false);
+  return text;
+}
+
+int run_compare(const std::string& baseline_path, const std::string& candidate_path,
+                const CompareOptions& options, const std::string& csv_path,
+                const std::string& markdown_path) {
+  if (!(options.threshold >= 0)) throw UsageError("--threshold: must be a fraction >= 0, e.g. 0.03");
+  const Report baseline = read_report_json(baseline_path);
+  const Report candidate = read_report_json(candidate_path);
+  const CompareResult result =
+      compare_reports(baseline, candidate, options, baseline_path, candidate_path);
+  const std::string md = compare_markdown(result);
+  std::fputs(md.c_str(), stdout);
+  std::fflush(stdout);
+  if (!markdown_path.empty()) write_text_file_atomic(markdown_path, md);
+  if (!csv_path.empty()) write_text_file_atomic(csv_path, compare_csv(result));
+  return result.exit_code();
+}
+
+}  // namespace mha

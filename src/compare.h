@@ -1,0 +1,78 @@
+// Regression comparison of two reports: rows matched by (kernel, problem, partitions), each pair
+// classified faster / slower / same with a noise-aware tolerance, a status check that makes any
+// passed -> not-passed change a regression, and a markdown summary for pull requests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report_json.h"
+
+namespace mha {
+
+struct CompareOptions {
+  // A pair is slower when candidate > baseline * (1 + tolerance), faster when
+  // candidate < baseline / (1 + tolerance), with tolerance = max(threshold, noise_k * noise) and
+  // noise the combined relative standard error of the two medians (see pair_noise).
+  double threshold = 0.03;
+  // Three standard errors: a pair of equally fast kernels is called slower by chance about once
+  // in 700 pairs. The 3% floor usually dominates; the term matters for noisy rows (few samples or
+  // a large spread), which should not fail CI on their noise alone.
+  double noise_k = 3.0;
+  bool allow_different_gpu = false;
+};
+
+enum class Verdict {
+  kFaster,
+  kSlower,         // regression
+  kSame,
+  kBroken,         // baseline passed, candidate did not: regression
+  kFixed,          // baseline did not pass, candidate did: improvement
+  kNotComparable,  // neither passed, or a passed row without a usable time
+};
+const char* verdict_name(Verdict v);
+
+struct ComparePair {
+  std::string key;
+  ResultRow baseline;
+  ResultRow candidate;
+  double change = 0;     // candidate median / baseline median - 1 (0 when not comparable)
+  double tolerance = 0;  // max(threshold, noise_k * noise) used for this pair
+  Verdict verdict = Verdict::kSame;
+  bool is_regression() const { return verdict == Verdict::kSlower || verdict == Verdict::kBroken; }
+};
+
+struct CompareResult {
+  RunMetadata baseline_meta, candidate_meta;
+  std::string baseline_file, candidate_file;
+  CompareOptions options;
+  std::vector<ComparePair> pairs;  // in baseline row order
+  std::vector<ResultRow> only_baseline, only_candidate;
+
+  int count(Verdict v) const;
+  int regressions() const { return count(Verdict::kSlower) + count(Verdict::kBroken); }
+  // 1 on any regression, else 0.
+  int exit_code() const { return regressions() > 0 ? 1 : 0; }
+};
+
+// Combined relative standard error of two medians: sqrt(e_a^2 + e_b^2), e = 1.2533 * stdev /
+// (median * sqrt(samples)) per row (the standard error of a median of normal samples).
+double pair_noise(const TimingStats& a, const TimingStats& b);
+
+// Throws UsageError when the GPU names differ and options.allow_different_gpu is false.
+CompareResult compare_reports(const Report& baseline, const Report& candidate,
+                              const CompareOptions& options, const std::string& baseline_file = "",
+                              const std::string& candidate_file = "");
+
+// Counts, then regressions worst first, then improvements, then rows on one side only.
+std::string compare_markdown(const CompareResult& result);
+// Every pair and every one-sided row, one CSV line each.
+std::string compare_csv(const CompareResult& result);
+
+// Reads both reports, compares, prints the markdown to stdout, writes the optional files and
+// returns the exit code (0 or 1). Throws UsageError (exit 2) on unusable input.
+int run_compare(const std::string& baseline_path, const std::string& candidate_path,
+                const CompareOptions& options, const std::string& csv_path,
+                const std::string& markdown_path);
+
+}  // namespace mha

@@ -1,0 +1,71 @@
+// The float64 CPU reference: the contract's formula evaluated directly, with the sink joining
+// the denominator only and natural-log exponentials (the kernels use log2: an independent path).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "../kernels/masks.cuh"
+#include "reference.h"
+
+namespace mha {
+
+MaskKind mask_kind(const std::string& mask) {
+  if (mask == "causal") return MaskKind::kCausal;
+  if (mask == "window") return MaskKind::kWindow;
+  if (mask == "chunked") return MaskKind::kChunked;
+  return MaskKind::kNull;
+}
+
+bool use_cpu_reference(const Problem& p) {
+  double macs = 0;
+  for (int n : p.lengths) macs += double(n) * p.shape.heads * p.shape.depth;
+  return macs <= kCpuReferenceMaxMacs;
+}
+
+std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in) {
+  const ProblemShape& s = problem.shape;
+  const int d = s.depth, group = s.heads / s.kv_heads;
+  const double scale = problem.effective_scale();
+  const MaskKind kind = mask_kind(s.mask);
+  std::vector<double> out(size_t(s.batch) * s.heads * d, 0.0);
+  std::vector<double> scores;
+  for (int b = 0; b < s.batch; ++b) {
+    const int n = in.lengths[b];
+    for (int h = 0; h < s.heads; ++h) {
+      const int kvh = h / group;
+      const float* q = &in.q[(size_t(b) * s.heads + h) * d];
+      auto row = [&](const std::vector<float>& cache, int key) {
+        return &cache[((size_t(b) * in.max_len + key) * s.kv_heads + kvh) * d];
+      };
+      scores.assign(n, -std::numeric_limits<double>::infinity());
+      double m = s.has_sink ? double(in.sink_logits[h]) : -std::numeric_limits<double>::infinity();
+      for (int j = 0; j < n; ++j) {
+        if (!key_visible(kind, j, n, s.window, s.chunk)) continue;
+        const float* k = row(in.k, j);
+        double dot = 0;
+        for (int c = 0; c < d; ++c) dot += double(q[c]) * double(k[c]);
+        scores[j] = dot * scale;
+        m = std::max(m, scores[j]);
+      }
+      if (m == -std::numeric_limits<double>::infinity()) continue;  // nothing visible: 0
+      double denom = s.has_sink ? std::exp(double(in.sink_logits[h]) - m) : 0.0;
+      double* o = &out[(size_t(b) * s.heads + h) * d];
+      for (int j = 0; j < n; ++j) {
+        if (scores[j] == -std::numeric_limits<double>::infinity()) continue;
+        const double w = std::exp(scores[j] - m);
+        denom += w;
+        const float* v = row(in.v, j);
+        for (int c = 0; c < d; ++c) o[c] += w * double(v[c]);
+      }
+      for (int c = 0; c < d; ++c) o[c] /= denom;
+    }
+  }
+  return out;
+}
+
+std::vector<double> reference_output(const Problem& problem, const ProblemData& data) {
+  if (use_cpu_reference(problem)) return cpu_reference(problem, data.download());
+  return gpu_reference(problem, data);
+}
+
+}  // namespace mha

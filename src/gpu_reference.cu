@@ -1,0 +1,39 @@
+// Host side of the fp32 GPU reference (kernels/reference_kernel.cuh).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "../kernels/reference_kernel.cuh"
+#include "device_buffer.h"
+#include "reference.h"
+
+namespace mha {
+
+MaskKind mask_kind(const std::string& mask);  // cpu_reference.cpp
+
+std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data) {
+  const ProblemShape& s = problem.shape;
+  const int max_len = std::max(1, problem.max_length());
+  const size_t out_elems = size_t(s.batch) * s.heads * s.depth;
+  DeviceBuffer out(out_elems * sizeof(float));
+  DeviceBuffer scores(size_t(s.batch) * s.heads * max_len * sizeof(float));
+  DecodeParams p = data.params(0, 1);
+  p.out = out.get();
+  const dim3 grid(s.heads, s.batch);
+  const int group = s.heads / s.kv_heads;
+  if (s.dtype == "bf16") {
+    reference_attention_kernel<__nv_bfloat16, float><<<grid, kReferenceThreads>>>(
+        p, static_cast<const __nv_bfloat16*>(data.k_logical()),
+        static_cast<const __nv_bfloat16*>(data.v_logical()), max_len, s.depth, group,
+        mask_kind(s.mask), s.has_sink, scores.get<float>());
+  } else {
+    reference_attention_kernel<__half, float><<<grid, kReferenceThreads>>>(
+        p, static_cast<const __half*>(data.k_logical()), static_cast<const __half*>(data.v_logical()),
+        max_len, s.depth, group, mask_kind(s.mask), s.has_sink, scores.get<float>());
+  }
+  MHA_CUDA_CHECK(cudaGetLastError());
+  std::vector<float> host(out_elems);
+  MHA_CUDA_CHECK(cudaMemcpy(host.data(), out.get(), out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+  return std::vector<double>(host.begin(), host.end());
+}
+
+}  // namespace mha

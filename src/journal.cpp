@@ -1,0 +1,202 @@
+// Append-only JSON Lines journal of a sweep, with crash detection on resume.
+#include "journal.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "errors.h"
+#include "report_json.h"
+
+namespace mha {
+
+using nlohmann::json;
+
+std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions) {
+  return kernel + "|" + problem_name + "|p" + std::to_string(partitions);
+}
+
+std::string point_key(const ResultRow& row) {
+  return point_key(row.kernel, row.problem.name, row.partitions);
+}
+
+ResultRow crashed_row(ResultRow point) {
+  point.status = Status::kFailed;
+  point.reason = kCrashedReason;
+  point.time = TimingStats{};
+  return point;
+}
+
+Journal::Journal(Journal&& other) noexcept { *this = std::move(other); }
+
+Journal& Journal::operator=(Journal&& other) noexcept {
+  if (this != &other) {
+    if (file_) std::fclose(file_);
+    path_ = std::move(other.path_);
+    file_ = std::exchange(other.file_, nullptr);
+    meta_ = std::move(other.meta_);
+    rows_ = std::move(other.rows_);
+    done_keys_ = std::move(other.done_keys_);
+    crashed_keys_ = std::move(other.crashed_keys_);
+  }
+  return *this;
+}
+
+Journal::~Journal() {
+  if (file_) std::fclose(file_);
+}
+
+void Journal::write_line(const json& value) {
+  // Invalid UTF-8 (say, in a driver's error text) is replaced rather than losing the line.
+  const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0 ||
+      ::fsync(::fileno(file_)) != 0) {
+    throw UsageError(fmt::format("{}: cannot append to the journal: {}", path_,
+                                 std::strerror(errno)));
+  }
+}
+
+void Journal::remember_row(const ResultRow& row) {
+  const std::string key = point_key(row);
+  if (done_keys_.insert(key).second) {
+    rows_.push_back(row);
+    return;
+  }
+  for (ResultRow& r : rows_) {
+    if (point_key(r) == key) r = row;
+  }
+}
+
+Journal Journal::open_new(const std::string& path, const RunMetadata& meta) {
+  Journal j;
+  j.path_ = path;
+  j.meta_ = meta;
+  j.file_ = std::fopen(path.c_str(), "wb");
+  if (!j.file_) {
+    throw UsageError(fmt::format("{}: cannot create the journal: {}", path, std::strerror(errno)));
+  }
+  json first{{"event", "metadata"},
+             {"schema_version", kReportSchemaVersion},
+             {"metadata", to_json_value(meta)}};
+  j.write_line(first);
+  return j;
+}
+
+Journal Journal::open_resume(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot open the journal to resume (missing or unreadable)");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  in.close();
+
+  Journal j;
+  j.path_ = path;
+  // key -> the point recorded with its started event (empty kernel when only the key was given).
+  std::map<std::string, ResultRow> open_points;
+  size_t pos = 0;
+  size_t valid_end = 0;  // byte offset just after the last whole, parsed line
+  int line_no = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const bool is_last = nl == std::string::npos || nl + 1 >= text.size();
+    const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    ++line_no;
+    const std::string where = fmt::format("{}: line {}", path, line_no);
+    json value;
+    bool parsed = nl != std::string::npos;  // a line without its newline was cut short
+    if (parsed) {
+      try {
+        value = json::parse(line);
+      } catch (const json::parse_error&) {
+        parsed = false;
+      }
+    }
+    if (!parsed) {
+      if (is_last && line_no > 1) {
+        fmt::print(stderr, "warning: {}: truncated last line ignored ({} bytes)\n", where,
+                   line.size());
+        break;
+      }
+      throw UsageError(where + ": not a valid journal line (malformed JSON)");
+    }
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      valid_end = nl + 1;
+      pos = nl + 1;
+      continue;
+    }
+    if (!value.is_object() || !value.contains("event") || !value["event"].is_string()) {
+      throw UsageError(where + ": event: missing");
+    }
+    const std::string event = value["event"].get<std::string>();
+    if (line_no == 1) {
+      if (event != "metadata") throw UsageError(where + ": event: the first line must be metadata");
+      if (!value.contains("schema_version") || value["schema_version"] != kReportSchemaVersion) {
+        throw UsageError(where + ": schema_version: missing or not " +
+                         std::to_string(kReportSchemaVersion));
+      }
+      if (!value.contains("metadata")) throw UsageError(where + ": metadata: missing");
+      j.meta_ = metadata_from_json(value["metadata"], where + ": metadata");
+    } else if (event == "started") {
+      if (!value.contains("key") || !value["key"].is_string()) {
+        throw UsageError(where + ": key: missing");
+      }
+      ResultRow point;
+      if (value.contains("point")) point = row_from_json(value["point"], where + ": point");
+      open_points[value["key"].get<std::string>()] = point;
+    } else if (event == "row") {
+      if (!value.contains("row")) throw UsageError(where + ": row: missing");
+      ResultRow row = row_from_json(value["row"], where + ": row");
+      open_points.erase(point_key(row));
+      j.remember_row(row);
+    } else {
+      throw UsageError(where + ": event: unknown event '" + event + "'");
+    }
+    valid_end = nl + 1;
+    pos = nl + 1;
+  }
+  if (line_no == 0) throw UsageError(path + ": the journal is empty (no metadata line)");
+
+  if (valid_end < text.size() && ::truncate(path.c_str(), static_cast<off_t>(valid_end)) != 0) {
+    throw UsageError(fmt::format("{}: cannot cut the truncated last line: {}", path,
+                                 std::strerror(errno)));
+  }
+  j.file_ = std::fopen(path.c_str(), "ab");
+  if (!j.file_) {
+    throw UsageError(fmt::format("{}: cannot reopen the journal: {}", path, std::strerror(errno)));
+  }
+  for (const auto& [key, point] : open_points) {
+    j.crashed_keys_.insert(key);
+    if (!point.kernel.empty()) j.append_row(crashed_row(point));
+  }
+  return j;
+}
+
+void Journal::append_started(const ResultRow& point) {
+  ResultRow identity;
+  identity.kernel = point.kernel;
+  identity.traits = point.traits;
+  identity.problem = point.problem;
+  identity.partitions = point.partitions;
+  identity.device = point.device;
+  json line{{"event", "started"}, {"key", point_key(point)}, {"point", to_json_value(identity)}};
+  write_line(line);
+}
+
+void Journal::append_started(const std::string& key) {
+  write_line(json{{"event", "started"}, {"key", key}});
+}
+
+void Journal::append_row(const ResultRow& row) {
+  write_line(json{{"event", "row"}, {"key", point_key(row)}, {"row", to_json_value(row)}});
+  remember_row(row);
+}
+
+}  // namespace mha

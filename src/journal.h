@@ -1,0 +1,78 @@
+// The crash-proof store of a sweep: an append-only JSON Lines file, each line flushed and fsynced
+// as written. Line 1 is the metadata; then "started" events (before a point is launched) and
+// rows. On resume, a point started but never finished (the process died on it) becomes a failed
+// row, so the sweep skips it instead of dying on it again.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "result_row.h"
+
+namespace mha {
+
+// Identity of a point everywhere (journal, compare): "<kernel>|<problem name>|p<partitions>".
+std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions);
+std::string point_key(const ResultRow& row);
+
+constexpr const char* kCrashedReason = "process ended while running this point (resumed)";
+
+// `point` (kernel, traits, problem, partitions filled) as a failed row with kCrashedReason.
+ResultRow crashed_row(ResultRow point);
+
+// Lines, one JSON object each:
+//   {"event":"metadata","schema_version":1,"metadata":{...}}
+//   {"event":"started","key":"..."[,"point":{row with identity fields}]}
+//   {"event":"row","key":"...","row":{...}}
+class Journal {
+ public:
+  // Creates (truncates) `path` and writes the metadata line. Throws UsageError if it cannot.
+  static Journal open_new(const std::string& path, const RunMetadata& meta);
+  // Reads `path`, drops a truncated last line (warning on stderr; the file is cut back to the
+  // last whole line so appends start clean), turns every started-but-unfinished point that was
+  // started with its ResultRow into a failed row (appended to the file), and reopens for append.
+  // Throws UsageError on a missing file, a bad metadata line or a malformed line before the last.
+  static Journal open_resume(const std::string& path);
+
+  Journal(Journal&& other) noexcept;
+  Journal& operator=(Journal&& other) noexcept;
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+  ~Journal();
+
+  // Before launching a point. The row overload records the point itself, so that a resume can
+  // write its failed row without the sweep's help; the key overload records the key only, and a
+  // resume then lists it in crashed_keys() for the sweep to append crashed_row(point).
+  void append_started(const ResultRow& point);
+  void append_started(const std::string& key);
+  // After measuring a point (any status). A later row for the same key replaces the earlier one.
+  void append_row(const ResultRow& row);
+
+  const RunMetadata& meta() const { return meta_; }
+  // One row per key, in the order keys were first finished.
+  const std::vector<ResultRow>& rows() const { return rows_; }
+  const std::set<std::string>& done_keys() const { return done_keys_; }
+  // Keys found started but unfinished when resuming (whether or not a failed row was written for
+  // them). A sweep skips a point if its key is in done_keys(), and for a crashed key not in
+  // done_keys() appends crashed_row(point) and skips it.
+  const std::set<std::string>& crashed_keys() const { return crashed_keys_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Journal() = default;
+  void write_line(const nlohmann::json& value);
+  void remember_row(const ResultRow& row);
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  RunMetadata meta_;
+  std::vector<ResultRow> rows_;
+  std::set<std::string> done_keys_;
+  std::set<std::string> crashed_keys_;
+};
+
+}  // namespace mha

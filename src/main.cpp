@@ -1,0 +1,57 @@
+// mha-tune: benchmarks and autotunes a flash-decoding attention kernel family.
+// Subcommands live in cmd_*.cpp; this file maps errors to DESIGN.md's exit codes.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.h"
+#include "errors.h"
+
+#ifndef MHA_VERSION
+#define MHA_VERSION "0.0.0"
+#endif
+#ifndef MHA_GIT_COMMIT
+#define MHA_GIT_COMMIT "unknown"
+#endif
+#ifndef MHA_BUILD_INFO
+#define MHA_BUILD_INFO ""
+#endif
+
+namespace mha {
+namespace {
+int g_exit = kExitOk;
+}
+void set_command_exit(int code) { g_exit = code; }
+int command_exit() { return g_exit; }
+const char* tool_version() { return MHA_VERSION; }
+const char* tool_git_commit() { return MHA_GIT_COMMIT; }
+}  // namespace mha
+
+int main(int argc, char** argv) {
+  CLI::App app{"mha-tune: benchmark, verify and autotune flash-decoding attention kernels"};
+  app.set_version_flag("--version", fmt::format("mha-tune {} (git {})\nbuild: {}", MHA_VERSION,
+                                                MHA_GIT_COMMIT, MHA_BUILD_INFO));
+  app.require_subcommand(1);
+  mha::add_list_command(app);
+  mha::add_verify_command(app);
+  mha::add_sweep_command(app);
+  mha::add_select_command(app);
+  mha::add_compare_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? mha::kExitOk : mha::kExitUsage;
+  } catch (const mha::UsageError& e) {
+    std::fprintf(stderr, "mha-tune: error: %s\n", e.what());
+    return mha::kExitUsage;
+  } catch (const mha::CudaError& e) {
+    std::fprintf(stderr, "mha-tune: CUDA error: %s\n", e.what());
+    return mha::kExitEnvironment;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mha-tune: error: %s\n", e.what());
+    return mha::kExitEnvironment;
+  }
+  return mha::command_exit();
+}

@@ -1,0 +1,290 @@
+// Problem specs: parsing inline specs and JSON problem files, filling missing fields from a
+// kernel's family, stable names.
+#include "problem.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../kernels/masks.cuh"
+#include "errors.h"
+
+namespace mha {
+
+int Problem::max_length() const {
+  return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+}
+
+float Problem::effective_scale() const {
+  return scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(shape.depth));
+}
+
+namespace {
+
+const std::vector<std::string> kSpecKeys = {
+    "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
+    "mask", "window", "chunk", "sink", "keys", "lengths", "partitions", "q_std", "sink_mean",
+    "scale"};
+
+int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
+  try {
+    size_t used = 0;
+    const long long x = std::stoll(v, &used);
+    if (used != v.size() || x < INT32_MIN || x > INT32_MAX) throw std::invalid_argument(v);
+    return static_cast<int>(x);
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: key '{}': '{}' is not an integer", origin, key, v));
+  }
+}
+
+float parse_float(const std::string& origin, const std::string& key, const std::string& v) {
+  try {
+    size_t used = 0;
+    const float x = std::stof(v, &used);
+    if (used != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
+    return x;
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: key '{}': '{}' is not a finite number", origin, key, v));
+  }
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+
+void check_choice(const std::string& origin, const std::string& key, const std::string& v,
+                  const std::vector<std::string>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw UsageError(fmt::format("{}: key '{}': '{}' is not one of {}", origin, key, v, list));
+  }
+}
+
+void check_positive(const std::string& origin, const std::string& key, int v) {
+  if (v < 1) throw UsageError(fmt::format("{}: key '{}': must be at least 1, got {}", origin, key, v));
+}
+
+// Sets one field from its text form (shared by the inline and the JSON readers).
+void set_field(ProblemSpec& spec, const std::string& key, const std::string& value) {
+  const std::string& o = spec.origin;
+  auto ints = [&](std::vector<int>& dst) {
+    dst.clear();
+    for (const auto& part : split(value, ':')) {
+      const int x = parse_int(o, key, part);
+      check_positive(o, key, x);
+      dst.push_back(x);
+    }
+    if (dst.empty()) throw UsageError(fmt::format("{}: key '{}': empty list", o, key));
+  };
+  if (key == "name") spec.name = value;
+  else if (key == "batch") { spec.batch = parse_int(o, key, value); check_positive(o, key, *spec.batch); }
+  else if (key == "heads") { spec.heads = parse_int(o, key, value); check_positive(o, key, *spec.heads); }
+  else if (key == "kv_heads") { spec.kv_heads = parse_int(o, key, value); check_positive(o, key, *spec.kv_heads); }
+  else if (key == "depth") {
+    spec.depth = parse_int(o, key, value);
+    if (*spec.depth != 64 && *spec.depth != 128 && *spec.depth != 256)
+      throw UsageError(fmt::format("{}: key 'depth': {} is not one of 64, 128, 256", o, *spec.depth));
+  } else if (key == "dtype") { check_choice(o, key, value, {"bf16", "fp16"}); spec.dtype = value; }
+  else if (key == "out_dtype") { check_choice(o, key, value, {"bf16", "fp16", "fp32"}); spec.out_dtype = value; }
+  else if (key == "kv") { check_choice(o, key, value, {"contig", "paged"}); spec.kv = value; }
+  else if (key == "page_size") { spec.page_size = parse_int(o, key, value); check_positive(o, key, *spec.page_size); }
+  else if (key == "mask") { check_choice(o, key, value, {"null", "causal", "window", "chunked"}); spec.mask = value; }
+  else if (key == "window") { spec.window = parse_int(o, key, value); check_positive(o, key, *spec.window); }
+  else if (key == "chunk") { spec.chunk = parse_int(o, key, value); check_positive(o, key, *spec.chunk); }
+  else if (key == "sink") {
+    check_choice(o, key, value, {"true", "false", "1", "0"});
+    spec.sink = value == "true" || value == "1";
+  } else if (key == "keys") ints(spec.keys);
+  else if (key == "lengths") ints(spec.lengths);
+  else if (key == "partitions") {
+    if (value == "auto") { spec.partitions_auto = true; spec.partitions.clear(); }
+    else ints(spec.partitions);
+  } else if (key == "q_std") spec.q_std = parse_float(o, key, value);
+  else if (key == "sink_mean") spec.sink_mean = parse_float(o, key, value);
+  else if (key == "scale") spec.scale = parse_float(o, key, value);
+  else {
+    std::string list;
+    for (const auto& k : kSpecKeys) list += (list.empty() ? "" : ", ") + k;
+    throw UsageError(fmt::format("{}: unknown key '{}' (known: {})", o, key, list));
+  }
+}
+
+std::string json_scalar_text(const std::string& origin, const std::string& key,
+                             const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return fmt::format("{}", v.get<double>());
+  if (v.is_array()) {
+    std::string out;
+    for (const auto& e : v) out += (out.empty() ? "" : ":") + json_scalar_text(origin, key, e);
+    return out;
+  }
+  throw UsageError(fmt::format("{}: key '{}': expected a number, string, boolean or list", origin, key));
+}
+
+}  // namespace
+
+ProblemSpec parse_problem_spec(const std::string& text) {
+  ProblemSpec spec;
+  spec.origin = fmt::format("--problem \"{}\"", text);
+  for (const auto& item : split(text, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw UsageError(fmt::format("{}: '{}' is not key=value", spec.origin, item));
+    set_field(spec, item.substr(0, eq), item.substr(eq + 1));
+  }
+  return spec;
+}
+
+std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, const void* json_ptr) {
+  const auto& j = *static_cast<const nlohmann::json*>(json_ptr);
+  if (!j.is_object() || !j.contains("problems") || !j["problems"].is_array())
+    throw UsageError(fmt::format("{}: key 'problems': expected a list of problem objects", origin));
+  std::vector<ProblemSpec> specs;
+  for (size_t i = 0; i < j["problems"].size(); ++i) {
+    const auto& item = j["problems"][i];
+    ProblemSpec spec;
+    spec.origin = fmt::format("{}: problems[{}]", origin, i);
+    if (!item.is_object()) throw UsageError(fmt::format("{}: expected an object", spec.origin));
+    for (auto it = item.begin(); it != item.end(); ++it)
+      set_field(spec, it.key(), json_scalar_text(spec.origin, it.key(), it.value()));
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+std::vector<ProblemSpec> read_problem_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("{}: cannot open problem file", path));
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  if (j.is_object() && j.contains("suite")) return problem_specs_from_json(path + ": suite", &j["suite"]);
+  return problem_specs_from_json(path, &j);
+}
+
+double step_bytes(const Problem& p, int partitions) {
+  const ProblemShape& s = p.shape;
+  DecodeParams mask_args;
+  mask_args.window = s.window;
+  mask_args.chunk = s.chunk;
+  double visible_keys = 0;
+  for (int n : p.lengths) {
+    int begin = 0;
+    if (s.mask == "window") begin = SlidingWindowMask::visible_begin(n, mask_args);
+    if (s.mask == "chunked") begin = ChunkedMask::visible_begin(n, mask_args);
+    visible_keys += n - begin;
+  }
+  const double elem = 2.0, out_elem = s.out_dtype == "fp32" ? 4.0 : 2.0;
+  const double heads_rows = double(s.batch) * s.heads;
+  double bytes = visible_keys * s.kv_heads * s.depth * elem * 2  // K and V
+                 + heads_rows * s.depth * (elem + out_elem);      // q in, output out
+  if (partitions > 1) bytes += 2.0 * heads_rows * partitions * (s.depth + 2) * 4;  // partials
+  return bytes;
+}
+
+bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* why_not) {
+  auto fail = [&](const std::string& what) {
+    if (why_not) *why_not = what;
+    return false;
+  };
+  if (s.kv_heads < 1 || s.heads % s.kv_heads != 0)
+    return fail(fmt::format("heads {} is not a multiple of kv_heads {}", s.heads, s.kv_heads));
+  if (t.group != s.heads / s.kv_heads)
+    return fail(fmt::format("kernel group {} != heads/kv_heads {}", t.group, s.heads / s.kv_heads));
+  if (t.depth != s.depth) return fail(fmt::format("kernel depth {} != {}", t.depth, s.depth));
+  if (t.dtype != s.dtype) return fail(fmt::format("kernel dtype {} != {}", t.dtype, s.dtype));
+  if (t.out_dtype != s.out_dtype) return fail(fmt::format("kernel out_dtype {} != {}", t.out_dtype, s.out_dtype));
+  if (t.kv != s.kv) return fail(fmt::format("kernel kv {} != {}", t.kv, s.kv));
+  if (t.mask != s.mask) return fail(fmt::format("kernel mask {} != {}", t.mask, s.mask));
+  if (t.has_sink != s.has_sink) return fail(fmt::format("kernel sink {} != {}", t.has_sink, s.has_sink));
+  return true;
+}
+
+std::string problem_name(const Problem& p) {
+  const ProblemShape& s = p.shape;
+  std::string name = fmt::format("b{}_h{}_kv{}_d{}_n{}_{}", s.batch, s.heads, s.kv_heads, s.depth,
+                                 s.keys, s.dtype);
+  if (s.out_dtype != s.dtype) name += "_o" + s.out_dtype;
+  name += "_" + s.kv;
+  if (s.kv == "paged") name += fmt::format("{}", s.page_size);
+  name += "_" + s.mask;
+  if (s.mask == "window") name += fmt::format("{}", s.window);
+  if (s.mask == "chunked") name += fmt::format("{}", s.chunk);
+  if (s.has_sink) name += fmt::format("_sink{:g}", p.sink_mean);
+  if (!s.lengths.empty()) name += "_" + s.lengths;
+  if (p.q_std != 1.f) name += fmt::format("_qstd{:g}", p.q_std);
+  if (p.scale > 0.f) name += fmt::format("_scale{:g}", p.scale);
+  return name;
+}
+
+std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
+                                 std::string* why_not) {
+  Problem base;
+  ProblemShape& s = base.shape;
+  s.dtype = spec.dtype.value_or(t.dtype);
+  s.out_dtype = spec.out_dtype.value_or(t.out_dtype);
+  s.depth = spec.depth.value_or(t.depth);
+  s.kv = spec.kv.value_or(t.kv);
+  s.mask = spec.mask.value_or(t.mask);
+  s.has_sink = spec.sink.value_or(t.has_sink);
+  s.kv_heads = spec.kv_heads.value_or(spec.heads ? std::max(1, *spec.heads / t.group) : 8);
+  s.heads = spec.heads.value_or(s.kv_heads * t.group);
+  s.page_size = s.kv == "paged" ? spec.page_size.value_or(16) : 0;
+  s.window = s.mask == "window" ? spec.window.value_or(128) : 0;
+  s.chunk = s.mask == "chunked" ? spec.chunk.value_or(256) : 0;
+  base.partitions = spec.partitions.empty() ? std::vector<int>{1} : spec.partitions;
+  base.partitions_auto = spec.partitions_auto;
+  base.q_std = spec.q_std.value_or(1.f);
+  base.sink_mean = spec.sink_mean.value_or(0.f);
+  base.scale = spec.scale.value_or(0.f);
+  if (!kernel_matches(t, s, why_not)) return {};
+
+  std::vector<Problem> out;
+  auto finish = [&](Problem p) {
+    if (spec.name) p.shape.name = out.empty() ? *spec.name : fmt::format("{}_{}", *spec.name, out.size());
+    else p.shape.name = problem_name(p);
+    out.push_back(p);
+  };
+  if (!spec.lengths.empty()) {
+    if (spec.batch && *spec.batch != static_cast<int>(spec.lengths.size()))
+      throw UsageError(fmt::format("{}: key 'batch': {} disagrees with the {} lengths given",
+                                   spec.origin, *spec.batch, spec.lengths.size()));
+    Problem p = base;
+    p.lengths = spec.lengths;
+    p.shape.batch = static_cast<int>(spec.lengths.size());
+    p.shape.keys = p.max_length();
+    std::string list;
+    for (int n : spec.lengths) list += (list.empty() ? "" : "-") + std::to_string(n);
+    p.shape.lengths = "ragged" + list;
+    if (list.size() > 40) p.shape.lengths = fmt::format("ragged{}x{}", spec.lengths.size(), p.shape.keys);
+    finish(p);
+    return out;
+  }
+  if (spec.keys.empty())
+    throw UsageError(fmt::format("{}: key 'keys' (or 'lengths') is required", spec.origin));
+  for (int n : spec.keys) {
+    Problem p = base;
+    p.shape.batch = spec.batch.value_or(1);
+    p.shape.keys = n;
+    p.lengths.assign(p.shape.batch, n);
+    finish(p);
+  }
+  return out;
+}
+
+}  // namespace mha

@@ -1,0 +1,70 @@
+// Problems: what one decode step computes (shape, lengths, mask, sink, partitions) and how it is
+// written down: inline specs ("keys=4097,partitions=8"), JSON problem files, built-in suites.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel_registry.h"
+#include "result_row.h"
+
+namespace mha {
+
+// A fully specified problem, ready to generate data for and to run a kernel on.
+struct Problem {
+  ProblemShape shape;
+  std::vector<int> lengths;         // one per sequence (size == shape.batch)
+  std::vector<int> partitions;      // runtime split-K counts to run
+  bool partitions_auto = false;     // add the partition rule's choice
+  float q_std = 1.f;                // stddev of q (large values give large-magnitude scores)
+  float sink_mean = 0.f;            // sink logits ~ N(sink_mean, 1) in score units
+  float scale = 0.f;                // 0: 1/sqrt(depth)
+  uint64_t seed = 1;
+
+  int group() const { return shape.heads / shape.kv_heads; }
+  int max_length() const;
+  float effective_scale() const;
+};
+
+// A problem with only some fields given; the rest come from each kernel's family (so one
+// spec applies to every selected kernel). Fields are strings as written, checked on use.
+struct ProblemSpec {
+  std::string origin;  // "--problem" or "file.json: problems[3]" for error messages
+  std::optional<std::string> name;
+  std::optional<int> batch, heads, kv_heads, depth, page_size, window, chunk;
+  std::optional<std::string> dtype, out_dtype, kv, mask;
+  std::optional<bool> sink;
+  std::vector<int> keys;            // several lengths: one problem each
+  std::vector<int> lengths;         // explicit ragged lengths (batch = size)
+  std::vector<int> partitions;
+  bool partitions_auto = false;
+  std::optional<float> q_std, sink_mean, scale;
+};
+
+// Parses "key=value,key=value" (lists separated by ':'); throws UsageError naming the key.
+ProblemSpec parse_problem_spec(const std::string& text);
+// Reads {"problems": [ {...}, ... ]} (or a config's "suite" object); throws UsageError naming
+// the file and key.
+std::vector<ProblemSpec> read_problem_file(const std::string& path);
+std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, const void* json_ptr);
+
+// The problems a spec gives for one kernel; `why_not` says why none (family mismatch).
+std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& traits,
+                                 std::string* why_not);
+
+// Built-in suites: "basic" (verify's default) and "edge" (DESIGN.md's edge cases), per kernel.
+std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits& traits);
+
+// Stable identity of a problem in reports: every field that changes what is computed.
+std::string problem_name(const Problem& p);
+
+// Bytes one decode step must move: visible K/V rows, q, the output and, with partitions > 1,
+// the partials written and read back by the reduce.
+double step_bytes(const Problem& p, int partitions);
+
+// Does this kernel compute this problem's family (dtype, depth, group, kv, mask, sink)?
+bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* why_not);
+
+}  // namespace mha

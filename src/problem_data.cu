@@ -1,0 +1,211 @@
+// Generates a problem's inputs on the GPU from its seed and lays out contiguous or paged caches.
+#include "problem_data.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "../kernels/masks.cuh"
+#include "../kernels/ptx.cuh"
+
+namespace mha {
+namespace {
+
+__host__ __device__ inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Element i of a seeded N(mean, std) stream (Box-Muller on two hashed uniforms).
+__device__ inline float normal_at(uint64_t seed, size_t i, float mean, float std) {
+  const uint64_t h = splitmix64(seed * 0x100000001b3ull + i);
+  const float u1 = (static_cast<float>(h >> 40) + 1.f) / 16777217.f;  // (0, 1]
+  const float u2 = static_cast<float>((h >> 16) & 0xffffff) / 16777216.f;
+  return mean + std * sqrtf(-2.f * logf(u1)) * cospif(2.f * u2);
+}
+
+template <typename T>
+__global__ void fill_normal_kernel(T* dst, size_t count, uint64_t seed, float mean, float std) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+    dst[i] = ptx::from_float<T>(normal_at(seed, i, mean, std));
+}
+
+// Key slots at or past each sequence's length become NaN.
+template <typename T>
+__global__ void poison_tail_kernel(T* cache, const int* lengths, int max_len, int row_elems) {
+  const int b = blockIdx.y;
+  const size_t per_seq = size_t(max_len) * row_elems;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < per_seq; i += size_t(gridDim.x) * blockDim.x)
+    if (static_cast<int>(i / row_elems) >= lengths[b]) cache[b * per_seq + i] = ptx::from_float<T>(NAN);
+}
+
+// Copies each visible key row from the logical cache into its page.
+template <typename T>
+__global__ void scatter_pages_kernel(const T* logical, T* paged, const int* page_table,
+                                     const int* lengths, int max_len, int max_pages, int page_size,
+                                     int row_elems) {
+  const int b = blockIdx.y;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < size_t(lengths[b]) * row_elems;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const int key = static_cast<int>(i / row_elems);
+    const size_t within = i % row_elems;
+    const int page = page_table[b * max_pages + key / page_size];
+    paged[(size_t(page) * page_size + key % page_size) * row_elems + within] =
+        logical[(size_t(b) * max_len + key) * row_elems + within];
+  }
+}
+
+template <typename F>
+void dispatch_elem(const std::string& dtype, F&& f) {
+  if (dtype == "bf16") f(__nv_bfloat16{});
+  else if (dtype == "fp16") f(__half{});
+  else throw UsageError("unsupported input dtype '" + dtype + "'");
+}
+
+template <typename T>
+void fill(void* dst, size_t count, uint64_t seed, float mean, float std) {
+  if (count == 0) return;
+  fill_normal_kernel<T><<<1024, 256>>>(static_cast<T*>(dst), count, seed, mean, std);
+  MHA_CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename T>
+std::vector<float> to_host_floats(const void* src, size_t count) {
+  std::vector<T> raw(count);
+  MHA_CUDA_CHECK(cudaMemcpy(raw.data(), src, count * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = ptx::to_float(raw[i]);
+  return out;
+}
+
+}  // namespace
+
+void poison(void* dst, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  MHA_CUDA_CHECK(cudaMemsetAsync(dst, 0xff, bytes, stream));  // NaN in fp32, bf16 and fp16
+}
+
+ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem) {
+  const ProblemShape& s = problem.shape;
+  const int max_len = std::max(1, problem.max_length());
+  const int row_elems = s.kv_heads * s.depth;
+  q_elems_ = size_t(s.batch) * s.heads * s.depth;
+  logical_elems_ = size_t(s.batch) * max_len * row_elems;
+
+  lengths_ = DeviceBuffer(sizeof(int) * s.batch);
+  MHA_CUDA_CHECK(cudaMemcpy(lengths_.get(), problem.lengths.data(), sizeof(int) * s.batch, cudaMemcpyHostToDevice));
+
+  std::vector<int> table;
+  size_t num_pages = 0;
+  if (s.kv == "paged") {
+    max_pages_per_seq_ = (max_len + s.page_size - 1) / s.page_size;
+    for (int n : problem.lengths) num_pages += (n + s.page_size - 1) / s.page_size;
+    std::vector<int> physical(num_pages);
+    std::iota(physical.begin(), physical.end(), 0);
+    std::mt19937_64 rng(problem.seed);
+    std::shuffle(physical.begin(), physical.end(), rng);  // pages in arbitrary physical order
+    table.assign(size_t(s.batch) * max_pages_per_seq_, -1);
+    size_t next = 0;
+    for (int b = 0; b < s.batch; ++b)
+      for (int pg = 0; pg < (problem.lengths[b] + s.page_size - 1) / s.page_size; ++pg)
+        table[size_t(b) * max_pages_per_seq_ + pg] = physical[next++];
+    page_table_ = DeviceBuffer(sizeof(int) * table.size());
+    MHA_CUDA_CHECK(cudaMemcpy(page_table_.get(), table.data(), sizeof(int) * table.size(), cudaMemcpyHostToDevice));
+    cache_elems_ = std::max<size_t>(1, num_pages) * s.page_size * row_elems;
+  } else {
+    cache_elems_ = logical_elems_;
+  }
+  if (s.has_sink) {
+    sink_ = DeviceBuffer(sizeof(float) * s.heads);
+    fill<float>(sink_.get(), s.heads, problem.seed ^ 0x5151, problem.sink_mean, 1.f);
+  }
+
+  dispatch_elem(s.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int c = 0; c < copies; ++c) {
+      const uint64_t seed = splitmix64(problem.seed + 1000003ull * c);
+      q_.emplace_back(q_elems_ * sizeof(T));
+      fill<T>(q_.back().get(), q_elems_, seed ^ 1, 0.f, problem.q_std);
+      DeviceBuffer k(logical_elems_ * sizeof(T)), v(logical_elems_ * sizeof(T));
+      fill<T>(k.get(), logical_elems_, seed ^ 2, 0.f, 1.f);
+      fill<T>(v.get(), logical_elems_, seed ^ 3, 0.f, 1.f);
+      const dim3 grid(256, s.batch);
+      poison_tail_kernel<T><<<grid, 256>>>(k.get<T>(), lengths_.get<int>(), max_len, row_elems);
+      poison_tail_kernel<T><<<grid, 256>>>(v.get<T>(), lengths_.get<int>(), max_len, row_elems);
+      MHA_CUDA_CHECK(cudaGetLastError());
+      if (s.kv == "paged") {
+        DeviceBuffer kp(cache_elems_ * sizeof(T)), vp(cache_elems_ * sizeof(T));
+        poison(kp.get(), kp.bytes());
+        poison(vp.get(), vp.bytes());
+        scatter_pages_kernel<T><<<grid, 256>>>(k.get<T>(), kp.get<T>(), page_table_.get<int>(), lengths_.get<int>(),
+                                               max_len, max_pages_per_seq_, s.page_size, row_elems);
+        scatter_pages_kernel<T><<<grid, 256>>>(v.get<T>(), vp.get<T>(), page_table_.get<int>(), lengths_.get<int>(),
+                                               max_len, max_pages_per_seq_, s.page_size, row_elems);
+        MHA_CUDA_CHECK(cudaGetLastError());
+        k_.push_back(std::move(kp));
+        v_.push_back(std::move(vp));
+        if (c == 0) {
+          k_logical_ = std::move(k);
+          v_logical_ = std::move(v);
+        }
+      } else {
+        k_.push_back(std::move(k));
+        v_.push_back(std::move(v));
+      }
+    }
+  });
+  MHA_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+DecodeParams ProblemData::params(int copy, int partitions) const {
+  const ProblemShape& s = problem_.shape;
+  DecodeParams p;
+  p.q = q_[copy].get();
+  p.k_cache = k_[copy].get();
+  p.v_cache = v_[copy].get();
+  p.page_table = page_table_.get<int>();
+  p.seq_lens = lengths_.get<int>();
+  p.sink_logits = sink_.get<float>();
+  p.batch = s.batch;
+  p.heads = s.heads;
+  p.kv_heads = s.kv_heads;
+  p.max_keys = std::max(1, problem_.max_length());
+  p.page_size = s.page_size;
+  p.max_pages_per_seq = max_pages_per_seq_;
+  p.partitions = partitions;
+  p.window = s.window;
+  p.chunk = s.chunk;
+  p.scale = problem_.effective_scale();
+  return p;
+}
+
+HostInputs ProblemData::download() const {
+  HostInputs h;
+  h.lengths = problem_.lengths;
+  h.max_len = std::max(1, problem_.max_length());
+  const void* k = k_logical();
+  const void* v = v_logical();
+  dispatch_elem(problem_.shape.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    h.q = to_host_floats<T>(q_[0].get(), q_elems_);
+    h.k = to_host_floats<T>(k, logical_elems_);
+    h.v = to_host_floats<T>(v, logical_elems_);
+  });
+  if (problem_.shape.has_sink) {
+    h.sink_logits.resize(problem_.shape.heads);
+    MHA_CUDA_CHECK(cudaMemcpy(h.sink_logits.data(), sink_.get(), sizeof(float) * h.sink_logits.size(),
+                              cudaMemcpyDeviceToHost));
+  }
+  return h;
+}
+
+double ProblemData::bytes_per_copy() const {
+  return double(q_elems_) * 2 + 2.0 * double(cache_elems_) * 2;
+}
+
+}  // namespace mha

@@ -1,0 +1,52 @@
+// Synthetic inputs of one problem on the GPU: q, K, V (contiguous or paged with shuffled pages),
+// lengths and sink logits, generated from a seed (normal values, never zeros), in one or more
+// copies so that timing can rotate through more bytes than the L2 holds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../kernels/decode_params.cuh"
+#include "device_buffer.h"
+#include "problem.h"
+
+namespace mha {
+
+// Host copies of copy 0 in logical layout, as floats (for the CPU reference and --dump).
+struct HostInputs {
+  std::vector<float> q;            // [batch][heads][depth]
+  std::vector<float> k, v;         // [batch][max_len][kv_heads][depth]
+  std::vector<float> sink_logits;  // [heads] (empty without sink)
+  std::vector<int> lengths;
+  int max_len = 0;
+};
+
+class ProblemData {
+ public:
+  // Key slots past a sequence's length (and unused page slots) hold NaN: a kernel that reads
+  // them fails verification instead of passing by luck.
+  ProblemData(const Problem& problem, int copies);
+
+  int copies() const { return static_cast<int>(q_.size()); }
+  // Runtime arguments for copy `copy` (outputs and partials left null: the caller sets them).
+  DecodeParams params(int copy, int partitions) const;
+  // Logical K/V of copy 0 ([batch][max_len][kv_heads][depth]), for the GPU reference.
+  const void* k_logical() const { return is_paged() ? k_logical_.get() : k_[0].get(); }
+  const void* v_logical() const { return is_paged() ? v_logical_.get() : v_[0].get(); }
+  bool is_paged() const { return problem_.shape.kv == "paged"; }
+  HostInputs download() const;
+  // Device bytes one copy occupies (q, K, V), to size the rotation that defeats the L2.
+  double bytes_per_copy() const;
+
+ private:
+  Problem problem_;
+  size_t q_elems_ = 0, cache_elems_ = 0, logical_elems_ = 0;
+  int max_pages_per_seq_ = 0;
+  std::vector<DeviceBuffer> q_, k_, v_;
+  DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_;
+};
+
+// Fills `count` elements of dtype ("bf16"|"fp16"|"fp32") at dst with NaN bit patterns.
+void poison(void* dst, size_t bytes, cudaStream_t stream = 0);
+
+}  // namespace mha

@@ -1,0 +1,27 @@
+// Reference attention: float64 on the CPU for small problems, a simple fp32 kernel on the GPU for
+// large ones (tested against the CPU one). Both follow the contract in DESIGN.md key by key.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "problem.h"
+#include "problem_data.h"
+
+namespace mha {
+
+// out[batch][heads][depth] in float64.
+std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in);
+
+// Problems up to this many multiply-adds (batch·heads·keys·depth) use the CPU reference.
+constexpr double kCpuReferenceMaxMacs = 64.0 * 1024 * 1024;
+bool use_cpu_reference(const Problem& problem);
+
+// fp32 output [batch][heads][depth] computed on the GPU from copy 0 of `data`.
+std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data);
+
+// Whichever of the two fits the problem.
+std::vector<double> reference_output(const Problem& problem, const ProblemData& data);
+
+}  // namespace mha

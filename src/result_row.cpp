@@ -1,0 +1,29 @@
+// Disposition names of ResultRow::status, as they appear in reports, journals and CSV files.
+#include "result_row.h"
+
+#include <stdexcept>
+
+namespace mha {
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::kPassed: return "passed";
+    case Status::kIncorrect: return "incorrect";
+    case Status::kFailed: return "failed";
+    case Status::kNotSupported: return "not_supported";
+    case Status::kSkipped: return "skipped";
+  }
+  return "unknown";
+}
+
+Status status_from_name(const std::string& s) {
+  if (s == "passed") return Status::kPassed;
+  if (s == "incorrect") return Status::kIncorrect;
+  if (s == "failed") return Status::kFailed;
+  if (s == "not_supported") return Status::kNotSupported;
+  if (s == "skipped") return Status::kSkipped;
+  throw std::invalid_argument("unknown status '" + s +
+                              "' (expected passed, incorrect, failed, not_supported, skipped)");
+}
+
+}  // namespace mha

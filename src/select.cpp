@@ -1,0 +1,614 @@
+// Default selection per shape bucket, the partition-rule fit, their cost, and the JSON / C++
+// header outputs. The lookup here and the generated header's select_config follow one algorithm.
+#include "select.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "errors.h"
+#include "journal.h"
+
+namespace mha {
+
+using nlohmann::json;
+
+namespace {
+
+// The grid the rule is fitted on: alpha in blocks per SM, and the keys one partition must hold.
+constexpr double kAlphaGrid[] = {0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0};
+constexpr int kMinKeysGrid[] = {32, 64, 128, 256, 512, 1024, 2048, 4096};
+
+int ilog2(int x) {
+  int r = 0;
+  while (x > 1) {
+    x >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+std::string tile_id(const KernelTraits& t) {
+  return fmt::format("bm{}_bn{}_bk{}_wm{}_wn{}_t{}_s{}{}", t.bm, t.bn, t.bk, t.wm, t.wn, t.threads,
+                     t.stages, t.warp_split_k ? "_wsk" : "");
+}
+
+struct ProblemData {
+  ProblemShape shape;
+  BucketKey bucket;
+  double best_us = std::numeric_limits<double>::infinity();
+  std::string best_kernel;
+  int best_partitions = 0;
+  std::map<std::string, std::map<int, double>> times;  // tile id -> partitions -> median us
+  std::map<std::string, const ResultRow*> tile_rows;   // tile id -> a row (kernel, traits)
+};
+
+using Dataset = std::map<std::string, ProblemData>;  // by problem name
+using Subset = std::vector<const ProblemData*>;
+
+// Time of `tile` on `q` at the measured partition count nearest p (in octaves, ties to the
+// smaller); negative when the tile was not measured on q.
+double time_near(const ProblemData& q, const std::string& tile, int p) {
+  auto it = q.times.find(tile);
+  if (it == q.times.end() || it->second.empty()) return -1;
+  double best_dist = std::numeric_limits<double>::infinity(), t = -1;
+  for (const auto& [parts, us] : it->second) {
+    const double dist = std::fabs(std::log2(static_cast<double>(parts)) - std::log2(p));
+    if (dist < best_dist - 1e-12) {
+      best_dist = dist;
+      t = us;
+    }
+  }
+  return t;
+}
+
+std::vector<BucketChoice> choose_buckets(const Subset& problems) {
+  std::map<BucketKey, Subset> by_bucket;
+  for (const ProblemData* q : problems) by_bucket[q->bucket].push_back(q);
+  std::vector<BucketChoice> out;
+  for (const auto& [key, members] : by_bucket) {
+    // candidate (tile, partitions) -> (covered, sum log cost, worst, a row)
+    struct Score {
+      int covered = 0;
+      double log_sum = 0, worst = 0;
+      const ResultRow* row = nullptr;
+    };
+    std::map<std::pair<std::string, int>, Score> scores;
+    for (const ProblemData* q : members) {
+      for (const auto& [tile, by_p] : q->times) {
+        for (const auto& [p, us] : by_p) {
+          Score& s = scores[{tile, p}];
+          const double cost = us / q->best_us;
+          ++s.covered;
+          s.log_sum += std::log(cost);
+          s.worst = std::max(s.worst, cost);
+          if (!s.row) s.row = q->tile_rows.at(tile);
+        }
+      }
+    }
+    // Most problems covered first (a choice never measured on a shape is a guess), then the
+    // lowest geometric mean, then fewer partitions (one launch less when P = 1), then the name.
+    const std::pair<const std::pair<std::string, int>, Score>* best = nullptr;
+    for (const auto& entry : scores) {
+      if (!best) {
+        best = &entry;
+        continue;
+      }
+      const Score& a = entry.second;
+      const Score& b = best->second;
+      const double ga = a.log_sum / a.covered, gb = b.log_sum / b.covered;
+      if (a.covered != b.covered ? a.covered > b.covered
+                                 : (std::fabs(ga - gb) > 1e-12 ? ga < gb
+                                                               : entry.first.second < best->first.second)) {
+        best = &entry;
+      }
+    }
+    BucketChoice c;
+    c.key = key;
+    c.kernel = best->second.row->kernel;
+    c.traits = best->second.row->traits;
+    c.partitions = best->first.second;
+    c.problems = static_cast<int>(members.size());
+    c.covered = best->second.covered;
+    c.geomean_cost = std::exp(best->second.log_sum / best->second.covered);
+    c.worst_cost = best->second.worst;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+struct RuleFit {
+  PartitionRule rule;
+  double geomean = 0, worst = 0;
+};
+
+const BucketChoice* exact_bucket(const std::vector<BucketChoice>& buckets, const BucketKey& k) {
+  auto it = std::lower_bound(buckets.begin(), buckets.end(), k,
+                             [](const BucketChoice& c, const BucketKey& key) { return c.key < key; });
+  return it != buckets.end() && it->key == k ? &*it : nullptr;
+}
+
+// Geometric-mean and worst cost of `rule` over `problems`, each with its bucket's tile.
+RuleFit rule_cost(const PartitionRule& rule, const Subset& problems,
+                  const std::vector<BucketChoice>& buckets, int sm_count) {
+  double log_sum = 0, worst = 0;
+  int n = 0;
+  for (const ProblemData* q : problems) {
+    const BucketChoice* b = exact_bucket(buckets, q->bucket);
+    if (!b) continue;
+    const int p = auto_partitions(rule, sm_count, q->bucket.work_units, q->shape.keys);
+    const double t = time_near(*q, tile_id(b->traits), p);
+    if (t < 0) continue;
+    const double cost = t / q->best_us;
+    log_sum += std::log(cost);
+    worst = std::max(worst, cost);
+    ++n;
+  }
+  RuleFit fit;
+  fit.rule = rule;
+  fit.geomean = n ? std::exp(log_sum / n) : 1.0;
+  fit.worst = n ? worst : 1.0;
+  return fit;
+}
+
+RuleFit fit_rule(const Subset& problems, const std::vector<BucketChoice>& buckets, int sm_count,
+                 int max_partitions) {
+  RuleFit best;
+  bool has_best = false;
+  for (int min_keys : kMinKeysGrid) {
+    for (double alpha : kAlphaGrid) {
+      PartitionRule rule{alpha, min_keys, max_partitions, true};
+      const RuleFit fit = rule_cost(rule, problems, buckets, sm_count);
+      if (!has_best || fit.geomean < best.geomean - 1e-12 ||
+          (std::fabs(fit.geomean - best.geomean) <= 1e-12 && fit.worst < best.worst - 1e-12)) {
+        best = fit;
+        has_best = true;
+      }
+    }
+  }
+  return best;
+}
+
+Selection build(const Subset& problems, int sm_count, int max_partitions) {
+  Selection s;
+  s.sm_count = sm_count;
+  s.buckets = choose_buckets(problems);
+  const RuleFit fit = fit_rule(problems, s.buckets, sm_count, max_partitions);
+  s.rule = fit.rule;
+  s.rule_geomean_cost = fit.geomean;
+  s.rule_worst_cost = fit.worst;
+  return s;
+}
+
+// Cost of what lookup_config answers for q under selection s; negative when not measured.
+double lookup_cost(const Selection& s, const ProblemData& q) {
+  const ProblemShape& p = q.shape;
+  const ConfigLookup l = lookup_config(s, p.dtype, p.depth, q.bucket.group, p.kv, p.mask,
+                                       q.bucket.work_units, p.keys, s.sm_count);
+  if (!l.bucket) return -1;
+  const double t = time_near(q, tile_id(l.bucket->traits), l.partitions);
+  return t < 0 ? -1 : t / q.best_us;
+}
+
+int bucket_distance(const BucketKey& a, const BucketKey& b) {
+  return 8 * (a.kv != b.kv) + 4 * (a.mask != b.mask) +
+         2 * std::abs(ilog2(a.group) - ilog2(b.group)) +
+         std::abs(ilog2(a.work_units) - ilog2(b.work_units)) +
+         std::abs(a.length_log2 - b.length_log2);
+}
+
+json traits_tile_json(const KernelTraits& t) {
+  return json{{"bm", t.bm}, {"bn", t.bn}, {"bk", t.bk}, {"wm", t.wm}, {"wn", t.wn},
+              {"threads", t.threads}, {"stages", t.stages}, {"warp_split_k", t.warp_split_k},
+              {"smem_bytes", t.smem_bytes}};
+}
+
+std::string c_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+PartitionRule default_partition_rule() { return PartitionRule{2.0, 256, 64, false}; }
+
+int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys) {
+  if (sm_count <= 0 || work_units <= 0) return 1;
+  // The generated header repeats this arithmetic exactly (no <cmath> there).
+  const double target = rule.alpha * sm_count / work_units;
+  int p = static_cast<int>(target);
+  if (p < target) ++p;
+  const int by_keys = rule.min_keys_per_partition > 0 ? keys / rule.min_keys_per_partition : p;
+  p = std::min(p, std::max(by_keys, 1));
+  return std::max(1, std::min(p, std::max(rule.max_partitions, 1)));
+}
+
+int length_log2(int keys) { return ilog2(keys); }
+
+bool BucketKey::operator<(const BucketKey& o) const {
+  return std::tie(dtype, depth, group, kv, mask, work_units, length_log2) <
+         std::tie(o.dtype, o.depth, o.group, o.kv, o.mask, o.work_units, o.length_log2);
+}
+
+bool BucketKey::operator==(const BucketKey& o) const { return !(*this < o) && !(o < *this); }
+
+BucketKey bucket_of(const ProblemShape& p) {
+  BucketKey b;
+  b.dtype = p.dtype;
+  b.depth = p.depth;
+  b.group = p.kv_heads > 0 ? p.heads / p.kv_heads : p.heads;
+  b.kv = p.kv;
+  b.mask = p.mask;
+  b.work_units = p.batch * p.kv_heads;
+  b.length_log2 = length_log2(p.keys);
+  return b;
+}
+
+std::string bucket_name(const BucketKey& b) {
+  return fmt::format("{}_d{}_g{}_{}_{}_wu{}_n2^{}", b.dtype, b.depth, b.group, b.kv, b.mask,
+                     b.work_units, b.length_log2);
+}
+
+ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int depth, int group,
+                           const std::string& kv, const std::string& mask, int batch_kv_heads,
+                           int keys, int sm_count) {
+  BucketKey want{dtype, depth, group, kv, mask, batch_kv_heads, length_log2(keys)};
+  ConfigLookup l;
+  int best_distance = std::numeric_limits<int>::max();
+  for (const BucketChoice& b : s.buckets) {  // sorted: ties go to the first, as in the header
+    if (b.key.dtype != dtype || b.key.depth != depth) continue;
+    const int d = b.key == want ? -1 : bucket_distance(b.key, want);
+    if (d < best_distance) {
+      best_distance = d;
+      l.bucket = &b;
+    }
+  }
+  if (!l.bucket) return l;
+  l.is_exact = best_distance == -1;
+  l.partitions = l.is_exact && sm_count == s.sm_count
+                     ? l.bucket->partitions
+                     : auto_partitions(s.rule, sm_count, batch_kv_heads, keys);
+  return l;
+}
+
+Selection select_defaults(const std::vector<Report>& reports,
+                          const std::vector<std::string>& sources) {
+  if (reports.empty()) throw UsageError("select: no report given");
+  auto source = [&](size_t i) { return i < sources.size() ? sources[i] : fmt::format("report {}", i); };
+  for (size_t i = 1; i < reports.size(); ++i) {
+    if (reports[i].meta.gpu_name != reports[0].meta.gpu_name ||
+        reports[i].meta.sm_count != reports[0].meta.sm_count) {
+      throw UsageError(fmt::format(
+          "{}: metadata.gpu_name: '{}' ({} SMs) differs from '{}' ({} SMs) in {}; defaults are "
+          "selected per GPU, run select once per GPU",
+          source(i), reports[i].meta.gpu_name, reports[i].meta.sm_count, reports[0].meta.gpu_name,
+          reports[0].meta.sm_count, source(0)));
+    }
+  }
+  // Later reports win for a point measured twice.
+  std::map<std::string, const ResultRow*> points;
+  std::vector<std::string> order;
+  for (const Report& r : reports) {
+    for (const ResultRow& row : r.rows) {
+      if (row.status != Status::kPassed || !(row.time.median_us > 0) ||
+          !std::isfinite(row.time.median_us) || row.partitions < 1) {
+        continue;
+      }
+      const std::string key = point_key(row);
+      if (!points.count(key)) order.push_back(key);
+      points[key] = &row;
+    }
+  }
+  if (points.empty()) {
+    std::string names;
+    for (size_t i = 0; i < reports.size(); ++i) names += (i ? ", " : "") + source(i);
+    throw UsageError(names + ": rows: no passed row with a time; nothing to select from");
+  }
+  Dataset data;
+  int max_partitions = 1;
+  for (const std::string& key : order) {
+    const ResultRow& row = *points[key];
+    ProblemData& q = data[row.problem.name];
+    if (q.shape.name.empty()) {
+      q.shape = row.problem;
+      q.bucket = bucket_of(row.problem);
+    }
+    const std::string tile = tile_id(row.traits);
+    auto& by_p = q.times[tile];
+    auto it = by_p.find(row.partitions);
+    if (it == by_p.end() || row.time.median_us < it->second) by_p[row.partitions] = row.time.median_us;
+    if (!q.tile_rows.count(tile)) q.tile_rows[tile] = &row;
+    if (row.time.median_us < q.best_us) {
+      q.best_us = row.time.median_us;
+      q.best_kernel = row.kernel;
+      q.best_partitions = row.partitions;
+    }
+    max_partitions = std::max(max_partitions, row.partitions);
+  }
+
+  const int sm_count = reports[0].meta.sm_count;
+  Subset all;
+  for (const auto& entry : data) all.push_back(&entry.second);
+  Selection s = build(all, sm_count, max_partitions);
+  s.gpu_name = reports[0].meta.gpu_name;
+  s.sources = sources;
+
+  double log_sum = 0;
+  int n = 0;
+  for (const ProblemData* q : all) {
+    ProblemCost c;
+    c.problem = q->shape.name;
+    c.keys = q->shape.keys;
+    c.best_us = q->best_us;
+    c.best_kernel = q->best_kernel;
+    c.best_partitions = q->best_partitions;
+    const double cost = lookup_cost(s, *q);
+    c.cost = cost < 0 ? 0 : cost;
+    const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
+    const double rule_t = time_near(
+        *q, tile_id(b->traits), auto_partitions(s.rule, sm_count, q->bucket.work_units, q->shape.keys));
+    c.rule_cost = rule_t < 0 ? 0 : rule_t / q->best_us;
+    if (cost > 0) {
+      log_sum += std::log(cost);
+      s.worst_cost = std::max(s.worst_cost, cost);
+      ++n;
+    }
+    s.problems.push_back(c);
+  }
+  s.geomean_cost = n ? std::exp(log_sum / n) : 0;
+
+  std::set<int> lengths;
+  for (const ProblemData* q : all) lengths.insert(q->shape.keys);
+  if (lengths.size() >= 2) {
+    for (int keys : lengths) {
+      Subset train, test;
+      for (const ProblemData* q : all) (q->shape.keys == keys ? test : train).push_back(q);
+      Selection held = build(train, sm_count, max_partitions);
+      HoldoutCost h;
+      h.keys = keys;
+      h.problems = static_cast<int>(test.size());
+      double held_log_sum = 0;
+      int covered = 0;
+      for (const ProblemData* q : test) {
+        const double cost = lookup_cost(held, *q);
+        if (cost < 0) {
+          ++h.uncovered;
+          continue;
+        }
+        held_log_sum += std::log(cost);
+        h.worst_cost = std::max(h.worst_cost, cost);
+        ++covered;
+      }
+      h.geomean_cost = covered ? std::exp(held_log_sum / covered) : 0;
+      s.holdout.push_back(h);
+    }
+  }
+  return s;
+}
+
+json selection_to_json(const Selection& s) {
+  json buckets = json::array();
+  for (const BucketChoice& b : s.buckets) {
+    buckets.push_back(json{
+        {"bucket", bucket_name(b.key)},
+        {"dtype", b.key.dtype}, {"depth", b.key.depth}, {"group", b.key.group},
+        {"kv", b.key.kv}, {"mask", b.key.mask}, {"work_units", b.key.work_units},
+        {"length_log2", b.key.length_log2},
+        {"min_keys", 1 << b.key.length_log2}, {"max_keys", (2 << b.key.length_log2) - 1},
+        {"kernel", b.kernel}, {"tile", traits_tile_json(b.traits)},
+        {"partitions", b.partitions}, {"problems", b.problems}, {"covered", b.covered},
+        {"geomean_cost", b.geomean_cost}, {"worst_cost", b.worst_cost}});
+  }
+  json problems = json::array();
+  for (const ProblemCost& c : s.problems) {
+    problems.push_back(json{{"problem", c.problem}, {"keys", c.keys}, {"best_us", c.best_us},
+                            {"best_kernel", c.best_kernel},
+                            {"best_partitions", c.best_partitions}, {"cost", c.cost},
+                            {"rule_cost", c.rule_cost}});
+  }
+  json holdout = json::array();
+  for (const HoldoutCost& h : s.holdout) {
+    holdout.push_back(json{{"keys", h.keys}, {"problems", h.problems},
+                           {"uncovered", h.uncovered}, {"geomean_cost", h.geomean_cost},
+                           {"worst_cost", h.worst_cost}});
+  }
+  return json{
+      {"schema_version", 1},
+      {"gpu_name", s.gpu_name},
+      {"sm_count", s.sm_count},
+      {"sources", s.sources},
+      {"partition_rule",
+       {{"formula", "min(ceil(alpha * sm_count / work_units), keys / min_keys_per_partition), "
+                    "clamped to [1, max_partitions]; work_units = batch * kv_heads"},
+        {"alpha", s.rule.alpha},
+        {"min_keys_per_partition", s.rule.min_keys_per_partition},
+        {"max_partitions", s.rule.max_partitions},
+        {"fitted", s.rule.is_fitted},
+        {"geomean_cost", s.rule_geomean_cost},
+        {"worst_cost", s.rule_worst_cost}}},
+      {"buckets", buckets},
+      {"cost",
+       {{"definition", "time of the selected default / best time measured for the problem"},
+        {"geomean", s.geomean_cost},
+        {"worst", s.worst_cost},
+        {"problems", problems},
+        {"holdout_by_length", holdout}}}};
+}
+
+std::string selection_header(const Selection& s) {
+  std::string h;
+  h += "// mha_tune_defaults.h: decode-attention defaults per shape bucket, generated by\n";
+  h += fmt::format("// `mha-tune select` from measurements on {} ({} SMs). Do not edit: re-run select.\n",
+                   s.gpu_name, s.sm_count);
+  h += fmt::format("// In-sample cost (time of the default / best measured): geomean {:.4f}, worst {:.4f}.\n",
+                   s.geomean_cost, s.worst_cost);
+  h += R"(#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace mha_tune_defaults {
+
+// One bucket: shape (dtype, depth, group = heads / kv_heads, kv, mask, work_units =
+// batch * kv_heads, keys in [2^length_log2, 2^(length_log2 + 1))) -> tile and partitions.
+struct Entry {
+  const char* dtype;
+  int depth;
+  int group;
+  const char* kv;
+  const char* mask;
+  int work_units;
+  int length_log2;
+  int bm, bn, bk, wm, wn, threads, stages;
+  bool warp_split_k;
+  int partitions;
+  const char* kernel;  // the measured instance with this tile
+};
+
+// entry == nullptr: no bucket of this dtype and depth was measured.
+struct Choice {
+  const Entry* entry;
+  int partitions;
+  bool is_exact;  // the shape's own bucket was measured
+};
+
+)";
+  h += fmt::format("constexpr int kMeasuredSmCount = {};\n", s.sm_count);
+  h += fmt::format("constexpr double kRuleAlpha = {};\n", s.rule.alpha);
+  h += fmt::format("constexpr int kRuleMinKeysPerPartition = {};\n", s.rule.min_keys_per_partition);
+  h += fmt::format("constexpr int kRuleMaxPartitions = {};\n\n", s.rule.max_partitions);
+  h += "constexpr Entry kEntries[] = {\n";
+  for (const BucketChoice& b : s.buckets) {
+    const KernelTraits& t = b.traits;
+    h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
+                     c_string(b.key.dtype), b.key.depth, b.key.group, c_string(b.key.kv),
+                     c_string(b.key.mask), b.key.work_units, b.key.length_log2, t.bm, t.bn, t.bk,
+                     t.wm, t.wn, t.threads, t.stages, t.warp_split_k ? "true" : "false",
+                     b.partitions, c_string(b.kernel));
+  }
+  h += "};\n";
+  h += "constexpr int kNumEntries = static_cast<int>(sizeof(kEntries) / sizeof(kEntries[0]));\n";
+  h += R"(
+inline int ilog2(int x) {
+  int r = 0;
+  while (x > 1) {
+    x >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+inline int iabs(int x) { return x < 0 ? -x : x; }
+
+// Partitions for a shape no bucket measured on this GPU:
+// min(ceil(alpha * sm_count / work_units), keys / min_keys_per_partition) in [1, max].
+inline int auto_partitions(int sm_count, int work_units, int keys) {
+  if (sm_count <= 0 || work_units <= 0) return 1;
+  const double target = kRuleAlpha * sm_count / work_units;
+  int p = static_cast<int>(target);
+  if (p < target) ++p;
+  int by_keys = keys / kRuleMinKeysPerPartition;
+  if (by_keys < 1) by_keys = 1;
+  if (p > by_keys) p = by_keys;
+  if (p > kRuleMaxPartitions) p = kRuleMaxPartitions;
+  return p < 1 ? 1 : p;
+}
+
+// The shape's bucket if measured; else the nearest bucket of the same dtype and depth (distance:
+// kv 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length octave) with
+// partitions from the rule. The rule also replaces a bucket's partitions on a GPU with another
+// SM count than the one measured.
+inline Choice select_config(const char* dtype, int depth, int group, const char* kv,
+                            const char* mask, int batch_kv_heads, int keys, int sm_count) {
+  Choice c{nullptr, 1, false};
+  int best = 0x7fffffff;
+  const int len = ilog2(keys);
+  for (int i = 0; i < kNumEntries; ++i) {
+    const Entry& e = kEntries[i];
+    if (std::strcmp(e.dtype, dtype) != 0 || e.depth != depth) continue;
+    const bool same_kv = std::strcmp(e.kv, kv) == 0;
+    const bool same_mask = std::strcmp(e.mask, mask) == 0;
+    int d = 8 * !same_kv + 4 * !same_mask + 2 * iabs(ilog2(e.group) - ilog2(group)) +
+            iabs(ilog2(e.work_units) - ilog2(batch_kv_heads)) + iabs(e.length_log2 - len);
+    if (same_kv && same_mask && e.group == group && e.work_units == batch_kv_heads &&
+        e.length_log2 == len) {
+      d = -1;
+    }
+    if (d < best) {
+      best = d;
+      c.entry = &e;
+    }
+  }
+  if (c.entry == nullptr) return c;
+  c.is_exact = best == -1;
+  c.partitions = c.is_exact && sm_count == kMeasuredSmCount
+                     ? c.entry->partitions
+                     : auto_partitions(sm_count, batch_kv_heads, keys);
+  return c;
+}
+
+}  // namespace mha_tune_defaults
+)";
+  return h;
+}
+
+std::string selection_summary(const Selection& s) {
+  std::string out = fmt::format("Defaults for {} ({} SMs) from {} bucket(s), {} problem(s)\n\n",
+                                s.gpu_name, s.sm_count, s.buckets.size(), s.problems.size());
+  out += "| bucket | tile | P | problems | covered | geomean | worst |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const BucketChoice& b : s.buckets) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} |\n", bucket_name(b.key),
+                       tile_id(b.traits), b.partitions, b.problems, b.covered, b.geomean_cost,
+                       b.worst_cost);
+  }
+  out += fmt::format(
+      "\nPartition rule ({}): alpha {}, min keys per partition {}, max partitions {}; "
+      "cost with each bucket's tile: geomean {:.3f}, worst {:.3f}\n",
+      s.rule.is_fitted ? "fitted" : "default", s.rule.alpha, s.rule.min_keys_per_partition,
+      s.rule.max_partitions, s.rule_geomean_cost, s.rule_worst_cost);
+  out += fmt::format("Cost of the defaults (time / best measured): geomean {:.3f}, worst {:.3f}\n",
+                     s.geomean_cost, s.worst_cost);
+  if (!s.holdout.empty()) {
+    out += "\nEach length held out (refit without it, evaluated on it):\n\n"
+           "| keys | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
+    for (const HoldoutCost& h : s.holdout) {
+      out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", h.keys, h.problems, h.uncovered,
+                         h.geomean_cost, h.worst_cost);
+    }
+  }
+  return out;
+}
+
+int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,
+               const std::string& out_header) {
+  std::vector<Report> reports;
+  for (const std::string& path : report_paths) reports.push_back(read_report_json(path));
+  const Selection s = select_defaults(reports, report_paths);
+  const std::string summary = selection_summary(s);
+  std::fputs(summary.c_str(), stdout);
+  std::fflush(stdout);
+  if (!out_json.empty()) write_text_file_atomic(out_json, selection_to_json(s).dump(2) + "\n");
+  if (!out_header.empty()) {
+    const std::string text = selection_header(s);
+    std::ifstream existing(out_header, std::ios::binary);
+    std::stringstream old;
+    if (existing) old << existing.rdbuf();
+    if (!existing || old.str() != text) write_text_file_atomic(out_header, text);
+  }
+  return kExitOk;
+}
+
+}  // namespace mha

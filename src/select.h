@@ -1,0 +1,119 @@
+// `mha-tune select`: per shape bucket, the (tile, partitions) with the lowest geometric-mean
+// slowdown against the best measured point; a partition rule for unmeasured shapes fitted to the
+// same data; the cost of both, in sample and with each length held out; and the outputs (JSON and
+// a dependency-free C++17 header a kernel library includes).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "report_json.h"
+
+namespace mha {
+
+// Partitions for a shape no bucket measured:
+//   p = ceil(alpha * sm_count / work_units), at most floor(keys / min_keys_per_partition),
+//   clamped to [1, max_partitions]; work_units = batch * kv_heads (blocks per KV head are not
+//   counted: a group larger than BM multiplies the blocks, and alpha absorbs it on average).
+struct PartitionRule {
+  double alpha = 2.0;
+  int min_keys_per_partition = 256;
+  int max_partitions = 64;
+  bool is_fitted = false;
+};
+
+// Unfitted default, for `sweep --partitions auto` before any select has run: about two blocks
+// per SM (one block per SM does not keep enough bytes in flight for a memory-bound decode step),
+// each partition streaming at least 256 keys (several BN tiles, so the fixed per-partition cost of
+// loading q, writing partials and reducing them stays small), at most 64 partitions.
+PartitionRule default_partition_rule();
+int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys);
+
+// floor(log2(keys)) (0 for keys < 2): bucket i holds keys in [2^i, 2^(i+1)).
+int length_log2(int keys);
+
+struct BucketKey {
+  std::string dtype;
+  int depth = 0;
+  int group = 0;  // heads / kv_heads
+  std::string kv;
+  std::string mask;
+  int work_units = 0;  // batch * kv_heads
+  int length_log2 = 0;
+  bool operator<(const BucketKey& o) const;
+  bool operator==(const BucketKey& o) const;
+};
+BucketKey bucket_of(const ProblemShape& p);
+std::string bucket_name(const BucketKey& b);  // "bf16_d128_g4_contig_null_wu8_n2^12"
+
+struct BucketChoice {
+  BucketKey key;
+  std::string kernel;   // a kernel with the chosen tile (out_dtype and sink variants share it)
+  KernelTraits traits;  // the tile parameters are what the choice is about
+  int partitions = 1;
+  int problems = 0;     // distinct problems measured in the bucket
+  int covered = 0;      // of which the chosen (tile, partitions) was measured on
+  double geomean_cost = 1, worst_cost = 1;  // time / best time over the covered problems
+};
+
+// The cost of the defaults on one measured problem: time of what select_config returns divided
+// by the best time measured for that problem (1 is perfect).
+struct ProblemCost {
+  std::string problem;
+  int keys = 0;
+  double best_us = 0;
+  std::string best_kernel;
+  int best_partitions = 0;
+  double cost = 0;       // bucket choice (exact bucket, same GPU)
+  double rule_cost = 0;  // bucket's tile with rule partitions (0 when the tile was not measured)
+};
+
+struct HoldoutCost {
+  int keys = 0;          // the length held out
+  int problems = 0;      // problems with that length
+  int uncovered = 0;     // of which the chosen tile was not measured (not in the figures)
+  double geomean_cost = 0, worst_cost = 0;
+};
+
+struct Selection {
+  std::string gpu_name;
+  int sm_count = 0;
+  std::vector<std::string> sources;
+  PartitionRule rule;
+  double rule_geomean_cost = 0, rule_worst_cost = 0;
+  std::vector<BucketChoice> buckets;  // sorted by key
+  std::vector<ProblemCost> problems;
+  double geomean_cost = 0, worst_cost = 0;
+  std::vector<HoldoutCost> holdout;   // empty with fewer than two distinct lengths
+};
+
+// What select_config (the generated header) answers, computed on the host the same way.
+struct ConfigLookup {
+  const BucketChoice* bucket = nullptr;  // nullptr: no bucket of this dtype and depth
+  bool is_exact = false;
+  int partitions = 1;
+};
+// Exact bucket: its tile and partitions (partitions from the rule when sm_count differs from the
+// GPU measured). Else the nearest bucket of the same dtype and depth (distance: kv 8, mask 4,
+// 2 per octave of group, 1 per octave of work units, 1 per length bucket) and rule partitions.
+ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int depth, int group,
+                           const std::string& kv, const std::string& mask, int batch_kv_heads,
+                           int keys, int sm_count);
+
+// Passed rows only. Reports must come from one GPU model. Throws UsageError when they do not or
+// when no passed row is left. For a point in several reports the later report's row wins.
+Selection select_defaults(const std::vector<Report>& reports,
+                          const std::vector<std::string>& sources);
+
+nlohmann::json selection_to_json(const Selection& s);
+std::string selection_header(const Selection& s);   // the text of mha_tune_defaults.h
+std::string selection_summary(const Selection& s);  // human-readable, printed by the command
+
+// Reads the reports, selects, prints the summary, writes the outputs (the header only when its
+// text changed). Returns the exit code (0); throws UsageError on unusable input.
+int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,
+               const std::string& out_header);
+
+}  // namespace mha
