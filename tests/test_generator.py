@@ -103,7 +103,7 @@ class RejectionRules(unittest.TestCase):
         with open(SCRIPT) as f:
             source = f.read()
         for m in messages:
-            self.assertIn(f'"{m}"', source, f"decode_traits.cuh rule not mirrored: {m}")
+            self.assertTrue(f'"{m}"' in source, f"decode_traits.cuh rule not mirrored: {m}")
 
     def test_smem_formula(self):
         # pipeline 4*2*64*128*2 + q 16*128*2 + P 16*(64+8)*2 + row stats 2*4*16*4
