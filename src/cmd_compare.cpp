@@ -26,8 +26,8 @@ void add_compare_command(CLI::App& app) {
   cmd->add_flag("--allow-different-gpu", args->options.allow_different_gpu,
                 "Compare reports from different GPU models");
   cmd->callback([args] {
-    set_command_exit(run_compare(args->baseline, args->candidate, args->options, args->csv,
-                                 args->markdown));
+    set_command_exit(
+        run_compare(args->baseline, args->candidate, args->options, args->csv, args->markdown));
   });
 }
 

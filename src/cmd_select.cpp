@@ -21,9 +21,8 @@ void add_select_command(CLI::App& app) {
   cmd->add_option("--out-json", args->out_json, "Write the defaults, rule and cost as JSON");
   cmd->add_option("--out-header", args->out_header,
                   "Write a C++17 header (mha_tune_defaults.h) with the table and select_config");
-  cmd->callback([args] {
-    set_command_exit(run_select(args->reports, args->out_json, args->out_header));
-  });
+  cmd->callback(
+      [args] { set_command_exit(run_select(args->reports, args->out_json, args->out_header)); });
 }
 
 }  // namespace mha

@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace mha {
 
 void add_list_command(CLI::App& app);     // cmd_list.cpp
@@ -15,5 +17,11 @@ void add_compare_command(CLI::App& app);  // cmd_compare.cpp
 
 void set_command_exit(int code);
 int command_exit();
+
+// The invocation (app_state.cpp), recorded in report metadata.
+void set_invocation(const std::string& command_line, const std::string& version, const std::string& commit);
+const std::string& invocation_text();
+const std::string& tool_version();
+const std::string& tool_git_commit();
 
 }  // namespace mha

@@ -17,14 +17,16 @@ namespace mha {
 namespace {
 
 constexpr double kMedianSeFactor = 1.2533;  // sqrt(pi / 2): se(median) / se(mean), normal data
-constexpr size_t kMaxListed = 50;            // one-sided rows listed in the markdown
+constexpr size_t kMaxListed = 50;           // one-sided rows listed in the markdown
 
 double relative_se(const TimingStats& t) {
   if (!(t.median_us > 0) || t.samples < 1 || !std::isfinite(t.stdev_us)) return 0;
   return kMedianSeFactor * t.stdev_us / (t.median_us * std::sqrt(static_cast<double>(t.samples)));
 }
 
-bool has_time(const ResultRow& r) { return r.time.median_us > 0 && std::isfinite(r.time.median_us); }
+bool has_time(const ResultRow& r) {
+  return r.time.median_us > 0 && std::isfinite(r.time.median_us);
+}
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", 100.0 * x); }
 
@@ -38,17 +40,20 @@ std::string describe_meta(const RunMetadata& m, const std::string& file) {
 std::string cell(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
 
 std::string pair_status(const ComparePair& p) {
   if (p.baseline.status == p.candidate.status) return status_name(p.candidate.status);
-  std::string s = fmt::format("{} -> {}", status_name(p.baseline.status),
-                              status_name(p.candidate.status));
+  std::string s =
+      fmt::format("{} -> {}", status_name(p.baseline.status), status_name(p.candidate.status));
   if (!p.candidate.reason.empty() && p.candidate.status != Status::kPassed) {
     s += ": " + p.candidate.reason;
   }
@@ -63,12 +68,18 @@ std::string time_cell(const ResultRow& r) {
 
 const char* verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::kFaster: return "faster";
-    case Verdict::kSlower: return "slower";
-    case Verdict::kSame: return "same";
-    case Verdict::kBroken: return "broken";
-    case Verdict::kFixed: return "fixed";
-    case Verdict::kNotComparable: return "not_comparable";
+    case Verdict::kFaster:
+      return "faster";
+    case Verdict::kSlower:
+      return "slower";
+    case Verdict::kSame:
+      return "same";
+    case Verdict::kBroken:
+      return "broken";
+    case Verdict::kFixed:
+      return "fixed";
+    case Verdict::kNotComparable:
+      return "not_comparable";
   }
   return "unknown";
 }
@@ -128,8 +139,8 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
       p.verdict = Verdict::kNotComparable;
     } else {
       p.change = p.candidate.time.median_us / base.time.median_us - 1.0;
-      p.tolerance = std::max(options.threshold,
-                             options.noise_k * pair_noise(base.time, p.candidate.time));
+      p.tolerance =
+          std::max(options.threshold, options.noise_k * pair_noise(base.time, p.candidate.time));
       const double ratio = p.candidate.time.median_us / base.time.median_us;
       if (ratio > 1.0 + p.tolerance) {
         p.verdict = Verdict::kSlower;
@@ -173,8 +184,7 @@ std::string compare_markdown(const CompareResult& r) {
   md += fmt::format("| faster | {} |\n", r.count(Verdict::kFaster));
   md += fmt::format("| fixed: not passed -> passed | {} |\n", r.count(Verdict::kFixed));
   md += fmt::format("| same | {} |\n", r.count(Verdict::kSame));
-  md += fmt::format("| not comparable (neither passed) | {} |\n",
-                    r.count(Verdict::kNotComparable));
+  md += fmt::format("| not comparable (neither passed) | {} |\n", r.count(Verdict::kNotComparable));
   md += fmt::format("| only in baseline | {} |\n", r.only_baseline.size());
   md += fmt::format("| only in candidate | {} |\n\n", r.only_candidate.size());
 
@@ -185,9 +195,9 @@ std::string compare_markdown(const CompareResult& r) {
     const bool timed = has_time(p.baseline) && has_time(p.candidate) &&
                        p.verdict != Verdict::kBroken && p.verdict != Verdict::kFixed;
     return fmt::format("| `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n", cell(p.baseline.kernel),
-                       cell(p.baseline.problem.name), p.baseline.partitions,
-                       time_cell(p.baseline), time_cell(p.candidate),
-                       timed ? pct(p.change) : "-", timed ? fmt::format("{:.1f}%", 100 * p.tolerance) : "-",
+                       cell(p.baseline.problem.name), p.baseline.partitions, time_cell(p.baseline),
+                       time_cell(p.candidate), timed ? pct(p.change) : "-",
+                       timed ? fmt::format("{:.1f}%", 100 * p.tolerance) : "-",
                        cell(pair_status(p)));
   };
 
@@ -201,10 +211,12 @@ std::string compare_markdown(const CompareResult& r) {
     if (p->verdict == Verdict::kBroken || p->verdict == Verdict::kFixed) return 1e30;
     return std::fabs(p->change) - p->tolerance;
   };
-  std::stable_sort(bad.begin(), bad.end(),
-                   [&](const ComparePair* a, const ComparePair* b) { return excess(a) > excess(b); });
-  std::stable_sort(good.begin(), good.end(),
-                   [&](const ComparePair* a, const ComparePair* b) { return excess(a) > excess(b); });
+  std::stable_sort(bad.begin(), bad.end(), [&](const ComparePair* a, const ComparePair* b) {
+    return excess(a) > excess(b);
+  });
+  std::stable_sort(good.begin(), good.end(), [&](const ComparePair* a, const ComparePair* b) {
+    return excess(a) > excess(b);
+  });
 
   if (!bad.empty()) {
     md += "### Regressions (worst first)\n\n" + header;
@@ -218,16 +230,18 @@ std::string compare_markdown(const CompareResult& r) {
   }
   auto one_side = [&](const char* title, const std::vector<ResultRow>& rows) {
     if (rows.empty()) return;
-    md += fmt::format("### {} ({})\n\n| kernel | problem | P | status | median us |\n"
-                      "|---|---|---:|---|---:|\n",
-                      title, rows.size());
+    md += fmt::format(
+        "### {} ({})\n\n| kernel | problem | P | status | median us |\n"
+        "|---|---|---:|---|---:|\n",
+        title, rows.size());
     for (size_t i = 0; i < rows.size() && i < kMaxListed; ++i) {
       const ResultRow& row = rows[i];
-      md += fmt::format("| `{}` | `{}` | {} | {} | {} |\n", cell(row.kernel),
-                        cell(row.problem.name), row.partitions, status_name(row.status),
-                        time_cell(row));
+      md +=
+          fmt::format("| `{}` | `{}` | {} | {} | {} |\n", cell(row.kernel), cell(row.problem.name),
+                      row.partitions, status_name(row.status), time_cell(row));
     }
-    if (rows.size() > kMaxListed) md += fmt::format("\n... and {} more\n", rows.size() - kMaxListed);
+    if (rows.size() > kMaxListed)
+      md += fmt::format("\n... and {} more\n", rows.size() - kMaxListed);
     md += "\n";
   };
   one_side("Only in baseline", r.only_baseline);
@@ -242,27 +256,25 @@ std::string compare_csv(const CompareResult& r) {
                                "candidate_samples", "change", "tolerance", "candidate_reason"});
   auto d = [](double v) { return fmt::format("{}", v); };
   for (const ComparePair& p : r.pairs) {
-    text += csv_line({p.baseline.kernel, p.baseline.problem.name,
-                      std::to_string(p.baseline.partitions), verdict_name(p.verdict),
-                      status_name(p.baseline.status), status_name(p.candidate.status),
-                      d(p.baseline.time.median_us), d(p.candidate.time.median_us),
-                      d(p.baseline.time.stdev_us), d(p.candidate.time.stdev_us),
-                      std::to_string(p.baseline.time.samples),
-                      std::to_string(p.candidate.time.samples), d(p.change), d(p.tolerance),
-                      p.candidate.reason});
+    text += csv_line(
+        {p.baseline.kernel, p.baseline.problem.name, std::to_string(p.baseline.partitions),
+         verdict_name(p.verdict), status_name(p.baseline.status), status_name(p.candidate.status),
+         d(p.baseline.time.median_us), d(p.candidate.time.median_us), d(p.baseline.time.stdev_us),
+         d(p.candidate.time.stdev_us), std::to_string(p.baseline.time.samples),
+         std::to_string(p.candidate.time.samples), d(p.change), d(p.tolerance),
+         p.candidate.reason});
   }
   auto one_side = [&](const std::vector<ResultRow>& rows, bool is_baseline) {
     for (const ResultRow& row : rows) {
       const std::string status = status_name(row.status);
       const std::string median = d(row.time.median_us), stdev = d(row.time.stdev_us);
       const std::string samples = std::to_string(row.time.samples);
-      text += csv_line({row.kernel, row.problem.name, std::to_string(row.partitions),
-                        is_baseline ? "only_baseline" : "only_candidate",
-                        is_baseline ? status : "", is_baseline ? "" : status,
-                        is_baseline ? median : "", is_baseline ? "" : median,
-                        is_baseline ? stdev : "", is_baseline ? "" : stdev,
-                        is_baseline ? samples : "", is_baseline ? "" : samples, "", "",
-                        is_baseline ? "" : row.reason});
+      text +=
+          csv_line({row.kernel, row.problem.name, std::to_string(row.partitions),
+                    is_baseline ? "only_baseline" : "only_candidate", is_baseline ? status : "",
+                    is_baseline ? "" : status, is_baseline ? median : "", is_baseline ? "" : median,
+                    is_baseline ? stdev : "", is_baseline ? "" : stdev, is_baseline ? samples : "",
+                    is_baseline ? "" : samples, "", "", is_baseline ? "" : row.reason});
     }
   };
   one_side(r.only_baseline, true);
@@ -273,7 +285,8 @@ std::string compare_csv(const CompareResult& r) {
 int run_compare(const std::string& baseline_path, const std::string& candidate_path,
                 const CompareOptions& options, const std::string& csv_path,
                 const std::string& markdown_path) {
-  if (!(options.threshold >= 0)) throw UsageError("--threshold: must be a fraction >= 0, e.g. 0.03");
+  if (!(options.threshold >= 0))
+    throw UsageError("--threshold: must be a fraction >= 0, e.g. 0.03");
   const Report baseline = read_report_json(baseline_path);
   const Report candidate = read_report_json(candidate_path);
   const CompareResult result =

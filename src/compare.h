@@ -24,7 +24,7 @@ struct CompareOptions {
 
 enum class Verdict {
   kFaster,
-  kSlower,         // regression
+  kSlower,  // regression
   kSame,
   kBroken,         // baseline passed, candidate did not: regression
   kFixed,          // baseline did not pass, candidate did: improvement

@@ -2,13 +2,13 @@
 #include "journal.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
 
@@ -58,8 +58,8 @@ void Journal::write_line(const json& value) {
   const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0 ||
       ::fsync(::fileno(file_)) != 0) {
-    throw UsageError(fmt::format("{}: cannot append to the journal: {}", path_,
-                                 std::strerror(errno)));
+    throw UsageError(
+        fmt::format("{}: cannot append to the journal: {}", path_, std::strerror(errno)));
   }
 }
 
@@ -107,7 +107,8 @@ Journal Journal::open_resume(const std::string& path) {
   while (pos < text.size()) {
     const size_t nl = text.find('\n', pos);
     const bool is_last = nl == std::string::npos || nl + 1 >= text.size();
-    const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    const std::string line =
+        text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     ++line_no;
     const std::string where = fmt::format("{}: line {}", path, line_no);
     json value;
@@ -165,8 +166,8 @@ Journal Journal::open_resume(const std::string& path) {
   if (line_no == 0) throw UsageError(path + ": the journal is empty (no metadata line)");
 
   if (valid_end < text.size() && ::truncate(path.c_str(), static_cast<off_t>(valid_end)) != 0) {
-    throw UsageError(fmt::format("{}: cannot cut the truncated last line: {}", path,
-                                 std::strerror(errno)));
+    throw UsageError(
+        fmt::format("{}: cannot cut the truncated last line: {}", path, std::strerror(errno)));
   }
   j.file_ = std::fopen(path.c_str(), "ab");
   if (!j.file_) {

@@ -4,9 +4,8 @@
 // row, so the sweep skips it instead of dying on it again.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>

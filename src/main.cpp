@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <string>
 
 #include "commands.h"
 #include "errors.h"
@@ -18,17 +19,10 @@
 #define MHA_BUILD_INFO ""
 #endif
 
-namespace mha {
-namespace {
-int g_exit = kExitOk;
-}
-void set_command_exit(int code) { g_exit = code; }
-int command_exit() { return g_exit; }
-const char* tool_version() { return MHA_VERSION; }
-const char* tool_git_commit() { return MHA_GIT_COMMIT; }
-}  // namespace mha
-
 int main(int argc, char** argv) {
+  std::string invocation;
+  for (int i = 0; i < argc; ++i) invocation += (i ? " " : "") + std::string(argv[i]);
+  mha::set_invocation(invocation, MHA_VERSION, MHA_GIT_COMMIT);
   CLI::App app{"mha-tune: benchmark, verify and autotune flash-decoding attention kernels"};
   app.set_version_flag("--version", fmt::format("mha-tune {} (git {})\nbuild: {}", MHA_VERSION,
                                                 MHA_GIT_COMMIT, MHA_BUILD_INFO));

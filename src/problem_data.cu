@@ -204,8 +204,16 @@ HostInputs ProblemData::download() const {
   return h;
 }
 
-double ProblemData::bytes_per_copy() const {
-  return double(q_elems_) * 2 + 2.0 * double(cache_elems_) * 2;
+double copy_bytes(const Problem& problem) {
+  const ProblemShape& s = problem.shape;
+  const double row_bytes = double(s.kv_heads) * s.depth * 2;
+  double key_slots = 0;
+  if (s.kv == "paged") {
+    for (int n : problem.lengths) key_slots += double((n + s.page_size - 1) / s.page_size) * s.page_size;
+  } else {
+    key_slots = double(s.batch) * std::max(1, problem.max_length());
+  }
+  return double(s.batch) * s.heads * s.depth * 2 + 2 * key_slots * row_bytes;
 }
 
 }  // namespace mha

@@ -35,8 +35,6 @@ class ProblemData {
   const void* v_logical() const { return is_paged() ? v_logical_.get() : v_[0].get(); }
   bool is_paged() const { return problem_.shape.kv == "paged"; }
   HostInputs download() const;
-  // Device bytes one copy occupies (q, K, V), to size the rotation that defeats the L2.
-  double bytes_per_copy() const;
 
  private:
   Problem problem_;
@@ -45,6 +43,9 @@ class ProblemData {
   std::vector<DeviceBuffer> q_, k_, v_;
   DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_;
 };
+
+// Device bytes of one copy of a problem's inputs (q, K, V as laid out), before allocating it.
+double copy_bytes(const Problem& problem);
 
 // Fills `count` elements of dtype ("bf16"|"fp16"|"fp32") at dst with NaN bit patterns.
 void poison(void* dst, size_t bytes, cudaStream_t stream = 0);

@@ -77,10 +77,21 @@ bool get_bool(const json& j, const std::string& where, const std::string& key) {
 }
 
 json traits_json(const KernelTraits& t) {
-  return json{{"dtype", t.dtype}, {"out_dtype", t.out_dtype}, {"depth", t.depth},
-              {"group", t.group}, {"kv", t.kv}, {"mask", t.mask}, {"has_sink", t.has_sink},
-              {"bm", t.bm}, {"bn", t.bn}, {"bk", t.bk}, {"wm", t.wm}, {"wn", t.wn},
-              {"threads", t.threads}, {"stages", t.stages}, {"warp_split_k", t.warp_split_k},
+  return json{{"dtype", t.dtype},
+              {"out_dtype", t.out_dtype},
+              {"depth", t.depth},
+              {"group", t.group},
+              {"kv", t.kv},
+              {"mask", t.mask},
+              {"has_sink", t.has_sink},
+              {"bm", t.bm},
+              {"bn", t.bn},
+              {"bk", t.bk},
+              {"wm", t.wm},
+              {"wn", t.wn},
+              {"threads", t.threads},
+              {"stages", t.stages},
+              {"warp_split_k", t.warp_split_k},
               {"smem_bytes", t.smem_bytes}};
 }
 
@@ -106,11 +117,11 @@ KernelTraits traits_from(const json& j, const std::string& w) {
 }
 
 json problem_json(const ProblemShape& p) {
-  return json{{"name", p.name}, {"batch", p.batch}, {"heads", p.heads},
-              {"kv_heads", p.kv_heads}, {"depth", p.depth}, {"dtype", p.dtype},
-              {"out_dtype", p.out_dtype}, {"kv", p.kv}, {"page_size", p.page_size},
-              {"mask", p.mask}, {"window", p.window}, {"chunk", p.chunk},
-              {"has_sink", p.has_sink}, {"keys", p.keys}, {"lengths", p.lengths}};
+  return json{{"name", p.name},           {"batch", p.batch},   {"heads", p.heads},
+              {"kv_heads", p.kv_heads},   {"depth", p.depth},   {"dtype", p.dtype},
+              {"out_dtype", p.out_dtype}, {"kv", p.kv},         {"page_size", p.page_size},
+              {"mask", p.mask},           {"window", p.window}, {"chunk", p.chunk},
+              {"has_sink", p.has_sink},   {"keys", p.keys},     {"lengths", p.lengths}};
 }
 
 ProblemShape problem_from(const json& j, const std::string& w) {
@@ -134,8 +145,10 @@ ProblemShape problem_from(const json& j, const std::string& w) {
 }
 
 json timing_json(const TimingStats& t) {
-  return json{{"median_us", number(t.median_us)}, {"min_us", number(t.min_us)},
-              {"mean_us", number(t.mean_us)}, {"stdev_us", number(t.stdev_us)},
+  return json{{"median_us", number(t.median_us)},
+              {"min_us", number(t.min_us)},
+              {"mean_us", number(t.mean_us)},
+              {"stdev_us", number(t.stdev_us)},
               {"samples", t.samples}};
 }
 
@@ -284,7 +297,8 @@ void write_text_file_atomic(const std::string& path, const std::string& text) {
 
 void write_report_json(const std::string& path, const RunMetadata& meta,
                        const std::vector<ResultRow>& rows) {
-  write_text_file_atomic(path, report_to_json(meta, rows).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  write_text_file_atomic(
+      path, report_to_json(meta, rows).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 Report read_report_json(const std::string& path) {

@@ -7,11 +7,16 @@ namespace mha {
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::kPassed: return "passed";
-    case Status::kIncorrect: return "incorrect";
-    case Status::kFailed: return "failed";
-    case Status::kNotSupported: return "not_supported";
-    case Status::kSkipped: return "skipped";
+    case Status::kPassed:
+      return "passed";
+    case Status::kIncorrect:
+      return "incorrect";
+    case Status::kFailed:
+      return "failed";
+    case Status::kNotSupported:
+      return "not_supported";
+    case Status::kSkipped:
+      return "skipped";
   }
   return "unknown";
 }

@@ -105,9 +105,9 @@ std::vector<BucketChoice> choose_buckets(const Subset& problems) {
       const Score& a = entry.second;
       const Score& b = best->second;
       const double ga = a.log_sum / a.covered, gb = b.log_sum / b.covered;
-      if (a.covered != b.covered ? a.covered > b.covered
-                                 : (std::fabs(ga - gb) > 1e-12 ? ga < gb
-                                                               : entry.first.second < best->first.second)) {
+      if (a.covered != b.covered
+              ? a.covered > b.covered
+              : (std::fabs(ga - gb) > 1e-12 ? ga < gb : entry.first.second < best->first.second)) {
         best = &entry;
       }
     }
@@ -131,8 +131,9 @@ struct RuleFit {
 };
 
 const BucketChoice* exact_bucket(const std::vector<BucketChoice>& buckets, const BucketKey& k) {
-  auto it = std::lower_bound(buckets.begin(), buckets.end(), k,
-                             [](const BucketChoice& c, const BucketKey& key) { return c.key < key; });
+  auto it =
+      std::lower_bound(buckets.begin(), buckets.end(), k,
+                       [](const BucketChoice& c, const BucketKey& key) { return c.key < key; });
   return it != buckets.end() && it->key == k ? &*it : nullptr;
 }
 
@@ -206,8 +207,14 @@ int bucket_distance(const BucketKey& a, const BucketKey& b) {
 }
 
 json traits_tile_json(const KernelTraits& t) {
-  return json{{"bm", t.bm}, {"bn", t.bn}, {"bk", t.bk}, {"wm", t.wm}, {"wn", t.wn},
-              {"threads", t.threads}, {"stages", t.stages}, {"warp_split_k", t.warp_split_k},
+  return json{{"bm", t.bm},
+              {"bn", t.bn},
+              {"bk", t.bk},
+              {"wm", t.wm},
+              {"wn", t.wn},
+              {"threads", t.threads},
+              {"stages", t.stages},
+              {"warp_split_k", t.warp_split_k},
               {"smem_bytes", t.smem_bytes}};
 }
 
@@ -286,7 +293,9 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
 Selection select_defaults(const std::vector<Report>& reports,
                           const std::vector<std::string>& sources) {
   if (reports.empty()) throw UsageError("select: no report given");
-  auto source = [&](size_t i) { return i < sources.size() ? sources[i] : fmt::format("report {}", i); };
+  auto source = [&](size_t i) {
+    return i < sources.size() ? sources[i] : fmt::format("report {}", i);
+  };
   for (size_t i = 1; i < reports.size(); ++i) {
     if (reports[i].meta.gpu_name != reports[0].meta.gpu_name ||
         reports[i].meta.sm_count != reports[0].meta.sm_count) {
@@ -328,7 +337,8 @@ Selection select_defaults(const std::vector<Report>& reports,
     const std::string tile = tile_id(row.traits);
     auto& by_p = q.times[tile];
     auto it = by_p.find(row.partitions);
-    if (it == by_p.end() || row.time.median_us < it->second) by_p[row.partitions] = row.time.median_us;
+    if (it == by_p.end() || row.time.median_us < it->second)
+      by_p[row.partitions] = row.time.median_us;
     if (!q.tile_rows.count(tile)) q.tile_rows[tile] = &row;
     if (row.time.median_us < q.best_us) {
       q.best_us = row.time.median_us;
@@ -357,8 +367,9 @@ Selection select_defaults(const std::vector<Report>& reports,
     const double cost = lookup_cost(s, *q);
     c.cost = cost < 0 ? 0 : cost;
     const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
-    const double rule_t = time_near(
-        *q, tile_id(b->traits), auto_partitions(s.rule, sm_count, q->bucket.work_units, q->shape.keys));
+    const double rule_t =
+        time_near(*q, tile_id(b->traits),
+                  auto_partitions(s.rule, sm_count, q->bucket.work_units, q->shape.keys));
     c.rule_cost = rule_t < 0 ? 0 : rule_t / q->best_us;
     if (cost > 0) {
       log_sum += std::log(cost);
@@ -401,59 +412,74 @@ Selection select_defaults(const std::vector<Report>& reports,
 json selection_to_json(const Selection& s) {
   json buckets = json::array();
   for (const BucketChoice& b : s.buckets) {
-    buckets.push_back(json{
-        {"bucket", bucket_name(b.key)},
-        {"dtype", b.key.dtype}, {"depth", b.key.depth}, {"group", b.key.group},
-        {"kv", b.key.kv}, {"mask", b.key.mask}, {"work_units", b.key.work_units},
-        {"length_log2", b.key.length_log2},
-        {"min_keys", 1 << b.key.length_log2}, {"max_keys", (2 << b.key.length_log2) - 1},
-        {"kernel", b.kernel}, {"tile", traits_tile_json(b.traits)},
-        {"partitions", b.partitions}, {"problems", b.problems}, {"covered", b.covered},
-        {"geomean_cost", b.geomean_cost}, {"worst_cost", b.worst_cost}});
+    buckets.push_back(json{{"bucket", bucket_name(b.key)},
+                           {"dtype", b.key.dtype},
+                           {"depth", b.key.depth},
+                           {"group", b.key.group},
+                           {"kv", b.key.kv},
+                           {"mask", b.key.mask},
+                           {"work_units", b.key.work_units},
+                           {"length_log2", b.key.length_log2},
+                           {"min_keys", 1 << b.key.length_log2},
+                           {"max_keys", (2 << b.key.length_log2) - 1},
+                           {"kernel", b.kernel},
+                           {"tile", traits_tile_json(b.traits)},
+                           {"partitions", b.partitions},
+                           {"problems", b.problems},
+                           {"covered", b.covered},
+                           {"geomean_cost", b.geomean_cost},
+                           {"worst_cost", b.worst_cost}});
   }
   json problems = json::array();
   for (const ProblemCost& c : s.problems) {
-    problems.push_back(json{{"problem", c.problem}, {"keys", c.keys}, {"best_us", c.best_us},
+    problems.push_back(json{{"problem", c.problem},
+                            {"keys", c.keys},
+                            {"best_us", c.best_us},
                             {"best_kernel", c.best_kernel},
-                            {"best_partitions", c.best_partitions}, {"cost", c.cost},
+                            {"best_partitions", c.best_partitions},
+                            {"cost", c.cost},
                             {"rule_cost", c.rule_cost}});
   }
   json holdout = json::array();
   for (const HoldoutCost& h : s.holdout) {
-    holdout.push_back(json{{"keys", h.keys}, {"problems", h.problems},
-                           {"uncovered", h.uncovered}, {"geomean_cost", h.geomean_cost},
+    holdout.push_back(json{{"keys", h.keys},
+                           {"problems", h.problems},
+                           {"uncovered", h.uncovered},
+                           {"geomean_cost", h.geomean_cost},
                            {"worst_cost", h.worst_cost}});
   }
-  return json{
-      {"schema_version", 1},
-      {"gpu_name", s.gpu_name},
-      {"sm_count", s.sm_count},
-      {"sources", s.sources},
-      {"partition_rule",
-       {{"formula", "min(ceil(alpha * sm_count / work_units), keys / min_keys_per_partition), "
-                    "clamped to [1, max_partitions]; work_units = batch * kv_heads"},
-        {"alpha", s.rule.alpha},
-        {"min_keys_per_partition", s.rule.min_keys_per_partition},
-        {"max_partitions", s.rule.max_partitions},
-        {"fitted", s.rule.is_fitted},
-        {"geomean_cost", s.rule_geomean_cost},
-        {"worst_cost", s.rule_worst_cost}}},
-      {"buckets", buckets},
-      {"cost",
-       {{"definition", "time of the selected default / best time measured for the problem"},
-        {"geomean", s.geomean_cost},
-        {"worst", s.worst_cost},
-        {"problems", problems},
-        {"holdout_by_length", holdout}}}};
+  return json{{"schema_version", 1},
+              {"gpu_name", s.gpu_name},
+              {"sm_count", s.sm_count},
+              {"sources", s.sources},
+              {"partition_rule",
+               {{"formula",
+                 "min(ceil(alpha * sm_count / work_units), keys / min_keys_per_partition), "
+                 "clamped to [1, max_partitions]; work_units = batch * kv_heads"},
+                {"alpha", s.rule.alpha},
+                {"min_keys_per_partition", s.rule.min_keys_per_partition},
+                {"max_partitions", s.rule.max_partitions},
+                {"fitted", s.rule.is_fitted},
+                {"geomean_cost", s.rule_geomean_cost},
+                {"worst_cost", s.rule_worst_cost}}},
+              {"buckets", buckets},
+              {"cost",
+               {{"definition", "time of the selected default / best time measured for the problem"},
+                {"geomean", s.geomean_cost},
+                {"worst", s.worst_cost},
+                {"problems", problems},
+                {"holdout_by_length", holdout}}}};
 }
 
 std::string selection_header(const Selection& s) {
   std::string h;
   h += "// mha_tune_defaults.h: decode-attention defaults per shape bucket, generated by\n";
-  h += fmt::format("// `mha-tune select` from measurements on {} ({} SMs). Do not edit: re-run select.\n",
-                   s.gpu_name, s.sm_count);
-  h += fmt::format("// In-sample cost (time of the default / best measured): geomean {:.4f}, worst {:.4f}.\n",
-                   s.geomean_cost, s.worst_cost);
+  h += fmt::format(
+      "// `mha-tune select` from measurements on {} ({} SMs). Do not edit: re-run select.\n",
+      s.gpu_name, s.sm_count);
+  h += fmt::format(
+      "// In-sample cost (time of the default / best measured): geomean {:.4f}, worst {:.4f}.\n",
+      s.geomean_cost, s.worst_cost);
   h += R"(#pragma once
 
 #include <cstdint>
@@ -492,11 +518,11 @@ struct Choice {
   h += "constexpr Entry kEntries[] = {\n";
   for (const BucketChoice& b : s.buckets) {
     const KernelTraits& t = b.traits;
-    h += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
-                     c_string(b.key.dtype), b.key.depth, b.key.group, c_string(b.key.kv),
-                     c_string(b.key.mask), b.key.work_units, b.key.length_log2, t.bm, t.bn, t.bk,
-                     t.wm, t.wn, t.threads, t.stages, t.warp_split_k ? "true" : "false",
-                     b.partitions, c_string(b.kernel));
+    h += fmt::format(
+        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
+        c_string(b.key.dtype), b.key.depth, b.key.group, c_string(b.key.kv), c_string(b.key.mask),
+        b.key.work_units, b.key.length_log2, t.bm, t.bn, t.bk, t.wm, t.wn, t.threads, t.stages,
+        t.warp_split_k ? "true" : "false", b.partitions, c_string(b.kernel));
   }
   h += "};\n";
   h += "constexpr int kNumEntries = static_cast<int>(sizeof(kEntries) / sizeof(kEntries[0]));\n";
@@ -567,8 +593,9 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
 std::string selection_summary(const Selection& s) {
   std::string out = fmt::format("Defaults for {} ({} SMs) from {} bucket(s), {} problem(s)\n\n",
                                 s.gpu_name, s.sm_count, s.buckets.size(), s.problems.size());
-  out += "| bucket | tile | P | problems | covered | geomean | worst |\n"
-         "|---|---|---:|---:|---:|---:|---:|\n";
+  out +=
+      "| bucket | tile | P | problems | covered | geomean | worst |\n"
+      "|---|---|---:|---:|---:|---:|---:|\n";
   for (const BucketChoice& b : s.buckets) {
     out += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} |\n", bucket_name(b.key),
                        tile_id(b.traits), b.partitions, b.problems, b.covered, b.geomean_cost,
@@ -582,8 +609,9 @@ std::string selection_summary(const Selection& s) {
   out += fmt::format("Cost of the defaults (time / best measured): geomean {:.3f}, worst {:.3f}\n",
                      s.geomean_cost, s.worst_cost);
   if (!s.holdout.empty()) {
-    out += "\nEach length held out (refit without it, evaluated on it):\n\n"
-           "| keys | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
+    out +=
+        "\nEach length held out (refit without it, evaluated on it):\n\n"
+        "| keys | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
     for (const HoldoutCost& h : s.holdout) {
       out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", h.keys, h.problems, h.uncovered,
                          h.geomean_cost, h.worst_cost);

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -53,8 +52,8 @@ struct BucketChoice {
   std::string kernel;   // a kernel with the chosen tile (out_dtype and sink variants share it)
   KernelTraits traits;  // the tile parameters are what the choice is about
   int partitions = 1;
-  int problems = 0;     // distinct problems measured in the bucket
-  int covered = 0;      // of which the chosen (tile, partitions) was measured on
+  int problems = 0;  // distinct problems measured in the bucket
+  int covered = 0;   // of which the chosen (tile, partitions) was measured on
   double geomean_cost = 1, worst_cost = 1;  // time / best time over the covered problems
 };
 
@@ -71,9 +70,9 @@ struct ProblemCost {
 };
 
 struct HoldoutCost {
-  int keys = 0;          // the length held out
-  int problems = 0;      // problems with that length
-  int uncovered = 0;     // of which the chosen tile was not measured (not in the figures)
+  int keys = 0;       // the length held out
+  int problems = 0;   // problems with that length
+  int uncovered = 0;  // of which the chosen tile was not measured (not in the figures)
   double geomean_cost = 0, worst_cost = 0;
 };
 
@@ -86,7 +85,7 @@ struct Selection {
   std::vector<BucketChoice> buckets;  // sorted by key
   std::vector<ProblemCost> problems;
   double geomean_cost = 0, worst_cost = 0;
-  std::vector<HoldoutCost> holdout;   // empty with fewer than two distinct lengths
+  std::vector<HoldoutCost> holdout;  // empty with fewer than two distinct lengths
 };
 
 // What select_config (the generated header) answers, computed on the host the same way.

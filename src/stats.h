@@ -13,18 +13,23 @@ namespace mha {
 double median(std::vector<double> values);
 double min_value(const std::vector<double>& values);
 double mean(const std::vector<double>& values);
-double sample_stdev(const std::vector<double>& values);  // n - 1 in the denominator
+double sample_stdev(const std::vector<double>& values);          // n - 1 in the denominator
 double median_abs_deviation(const std::vector<double>& values);  // median |x - median|, unscaled
+double quantile(std::vector<double> values, double q);  // linear interpolation, q in [0, 1]
+// max(1.4826 * MAD, IQR / 1.349): the stdev for normal data, blind to a few outliers. Either
+// estimate alone comes out low too often with 10-20 samples; the larger of the two less so.
+double robust_sigma(const std::vector<double>& values);
 
 // median, min, mean, stdev and count of samples in microseconds.
 TimingStats summarize_us(const std::vector<double>& samples_us);
 
-// Relative standard error of the median, from a robust spread: sigma = 1.4826 * MAD (equal to
+// Relative standard error of the median, from a robust spread: sigma = robust_sigma (equal to
 // the stdev for normal data, but one slow outlier - a clock dip, a preempted replay - does not
-// move it), and se(median) = 1.2533 * sigma / sqrt(n). Divided by the median. Unlike stdev/mean
-// it falls as samples accumulate, so a target on it is reachable for a kernel whose sample
-// spread is a few percent, and it measures what the report uses: how well the median is known.
-// 0 for fewer than two samples or a non-positive median.
+// move it), raised by 1.17 / sqrt(n) of itself (its own uncertainty, so that a lucky low spread
+// from few samples does not stop early), and se(median) = 1.2533 * sigma / sqrt(n); divided by
+// the median. Unlike stdev/mean it falls as samples accumulate, so a target on it is reachable for
+// a kernel whose sample spread is a few percent, and it measures what the report uses: how well the
+// median is known. 0 for fewer than two samples or a non-positive median.
 double relative_median_error(const std::vector<double>& samples_us);
 
 struct StoppingCriteria {

@@ -1,0 +1,115 @@
+// Event timing over CUDA-graph replays or plain launches.
+#include "step_timer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "errors.h"
+
+namespace mha {
+
+int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes) {
+  const double target = 4.0 * l2_bytes;  // four L2s of other data between two uses of a copy
+  int copies = static_cast<int>(std::ceil(target / std::max(1.0, bytes_per_copy)));
+  copies = std::min(copies, static_cast<int>(max_total_bytes / std::max(1.0, bytes_per_copy)));
+  return std::clamp(copies, 1, 512);
+}
+
+namespace {
+
+class Events {
+ public:
+  Events() {
+    MHA_CUDA_CHECK(cudaEventCreate(&start));
+    MHA_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+class Graph {
+ public:
+  ~Graph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+void launch_checked(const KernelEntry& kernel, const DecodeParams& p, cudaStream_t stream) {
+  const cudaError_t err = kernel.launch(p, stream);
+  if (err != cudaSuccess) throw_cuda_error(err, kernel.name.c_str(), __FILE__, __LINE__);
+}
+
+}  // namespace
+
+TimingResult time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
+                       const StepBuffers& buffers, const TimingOptions& options, cudaStream_t stream) {
+  std::vector<DecodeParams> steps;
+  // Each sample walks every copy once, so a copy is re-read only after the others pushed it out.
+  const int steps_per_sample =
+      options.use_graph ? std::max(data.copies(), 8) : 1;
+  for (int i = 0; i < (options.use_graph ? steps_per_sample : data.copies()); ++i) {
+    DecodeParams p = data.params(i % data.copies(), partitions);
+    buffers.attach(p);
+    steps.push_back(p);
+  }
+
+  Graph graph;
+  if (options.use_graph) {
+    MHA_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (const auto& p : steps) {
+      const cudaError_t err = kernel.launch(p, stream);
+      if (err != cudaSuccess) {
+        cudaGraph_t broken = nullptr;
+        cudaStreamEndCapture(stream, &broken);
+        if (broken) cudaGraphDestroy(broken);
+        throw_cuda_error(err, kernel.name.c_str(), __FILE__, __LINE__);
+      }
+    }
+    MHA_CUDA_CHECK(cudaStreamEndCapture(stream, &graph.graph));
+    MHA_CUDA_CHECK(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
+  }
+  size_t next_copy = 0;
+  auto run_sample = [&] {
+    if (options.use_graph) {
+      MHA_CUDA_CHECK(cudaGraphLaunch(graph.exec, stream));
+    } else {
+      launch_checked(kernel, steps[next_copy], stream);
+      next_copy = (next_copy + 1) % steps.size();
+    }
+  };
+
+  using Clock = std::chrono::steady_clock;
+  const auto warm_start = Clock::now();
+  do {
+    run_sample();
+    MHA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } while (std::chrono::duration<double>(Clock::now() - warm_start).count() < options.warmup_s);
+
+  Events ev;
+  SampleCollector collector(options.stop);
+  const auto start = Clock::now();
+  while (!collector.should_stop()) {
+    MHA_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    run_sample();
+    MHA_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    MHA_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    float ms = 0;
+    MHA_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    collector.add_sample_us(ms * 1e3 / (options.use_graph ? steps_per_sample : 1),
+                            std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  TimingResult r;
+  r.stats = collector.stats();
+  r.stop = collector.reason();
+  r.steps_per_sample = options.use_graph ? steps_per_sample : 1;
+  return r;
+}
+
+}  // namespace mha
