@@ -1,0 +1,172 @@
+// Host tests for `mha-tune compare`: pairing, noise-aware classification, status regressions,
+// the GPU check, exit codes and the markdown / CSV outputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "compare.h"
+#include "errors.h"
+
+namespace mha {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("mha_tune_test_compare" + std::to_string(::getpid()));  // one per process
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+ResultRow row(const std::string& kernel, const std::string& problem, int partitions, double us,
+              double rel_stdev = 0.01, int samples = 50) {
+  ResultRow r;
+  r.kernel = kernel;
+  r.problem.name = problem;
+  r.partitions = partitions;
+  r.status = Status::kPassed;
+  r.time = {us, us * 0.98, us, us * rel_stdev, samples};
+  return r;
+}
+
+Report baseline_report() {
+  Report r;
+  r.meta.gpu_name = "NVIDIA H200";
+  r.meta.sm_count = 132;
+  for (int p : {1, 2, 4}) {
+    r.rows.push_back(row("decode_a", "b1_n4096", p, 40.0 / p));
+    r.rows.push_back(row("decode_b", "b1_n4096", p, 45.0 / p));
+    r.rows.push_back(row("decode_a", "b8_n1024", p, 20.0 + p));
+  }
+  return r;
+}
+
+Report scaled(Report r, double factor) {
+  for (ResultRow& row : r.rows) {
+    row.time.median_us *= factor;
+    row.time.min_us *= factor;
+    row.time.mean_us *= factor;
+    row.time.stdev_us *= factor;
+  }
+  return r;
+}
+
+TEST(Compare, IdenticalReportsHaveNoRegression) {
+  const Report base = baseline_report();
+  const CompareResult r = compare_reports(base, base, {});
+  EXPECT_EQ(r.pairs.size(), base.rows.size());
+  EXPECT_EQ(r.count(Verdict::kSame), static_cast<int>(base.rows.size()));
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_TRUE(r.only_baseline.empty() && r.only_candidate.empty());
+}
+
+TEST(Compare, TenPercentSlowerIsARegression) {
+  const CompareResult r = compare_reports(baseline_report(), scaled(baseline_report(), 1.10), {});
+  EXPECT_EQ(r.count(Verdict::kSlower), static_cast<int>(r.pairs.size()));
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_NEAR(r.pairs[0].change, 0.10, 1e-12);
+  const std::string md = compare_markdown(r);
+  EXPECT_NE(md.find("### Regressions"), std::string::npos);
+  EXPECT_NE(md.find("+10.0%"), std::string::npos);
+  EXPECT_EQ(md.find("### Improvements"), std::string::npos);
+}
+
+TEST(Compare, FasterIsAnImprovementNotARegression) {
+  const CompareResult r = compare_reports(baseline_report(), scaled(baseline_report(), 0.85), {});
+  EXPECT_EQ(r.count(Verdict::kFaster), static_cast<int>(r.pairs.size()));
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_NE(compare_markdown(r).find("### Improvements"), std::string::npos);
+}
+
+TEST(Compare, ChangeWithinThresholdOrNoiseIsSame) {
+  EXPECT_EQ(compare_reports(baseline_report(), scaled(baseline_report(), 1.02), {}).exit_code(), 0);
+  // 6% slower but each row has a 20% spread over 10 samples: 3 standard errors is ~34%.
+  Report base, cand;
+  base.rows.push_back(row("k", "p", 1, 100, 0.20, 10));
+  cand.rows.push_back(row("k", "p", 1, 106, 0.20, 10));
+  CompareResult r = compare_reports(base, cand, {});
+  EXPECT_EQ(r.pairs[0].verdict, Verdict::kSame);
+  EXPECT_GT(r.pairs[0].tolerance, 0.06);
+  // The same change on quiet rows is a regression.
+  base.rows[0] = row("k", "p", 1, 100, 0.005, 100);
+  cand.rows[0] = row("k", "p", 1, 106, 0.005, 100);
+  r = compare_reports(base, cand, {});
+  EXPECT_EQ(r.pairs[0].verdict, Verdict::kSlower);
+  EXPECT_DOUBLE_EQ(r.pairs[0].tolerance, 0.03);
+}
+
+TEST(Compare, PassedToIncorrectIsAlwaysARegression) {
+  Report cand = scaled(baseline_report(), 0.5);  // faster, but wrong
+  cand.rows[3].status = Status::kIncorrect;
+  cand.rows[3].reason = "rel_l2_error 0.4 > 0.01";
+  cand.rows[4].status = Status::kFailed;
+  cand.rows[4].reason = "cudaErrorLaunchOutOfResources";
+  const CompareResult r = compare_reports(baseline_report(), cand, {});
+  EXPECT_EQ(r.count(Verdict::kBroken), 2);
+  EXPECT_EQ(r.exit_code(), 1);
+  const std::string md = compare_markdown(r);
+  EXPECT_NE(md.find("passed -> incorrect: rel_l2_error 0.4 > 0.01"), std::string::npos) << md;
+  // Broken rows lead the regressions table even when other rows are slower.
+  Report slow_and_broken = scaled(baseline_report(), 1.5);
+  slow_and_broken.rows[5].status = Status::kIncorrect;
+  const std::string md2 = compare_markdown(compare_reports(baseline_report(), slow_and_broken, {}));
+  const size_t table = md2.find("### Regressions");
+  EXPECT_LT(md2.find("passed -> incorrect", table), md2.find("+50.0%", table));
+}
+
+TEST(Compare, FixedRowsAndOneSidedRows) {
+  Report base = baseline_report();
+  base.rows[0].status = Status::kIncorrect;
+  Report cand = baseline_report();
+  cand.rows.pop_back();
+  cand.rows.push_back(row("decode_c", "b1_n4096", 1, 30));
+  const CompareResult r = compare_reports(base, cand, {});
+  EXPECT_EQ(r.count(Verdict::kFixed), 1);
+  ASSERT_EQ(r.only_baseline.size(), 1u);
+  ASSERT_EQ(r.only_candidate.size(), 1u);
+  EXPECT_EQ(r.only_candidate[0].kernel, "decode_c");
+  EXPECT_EQ(r.exit_code(), 0);
+  const std::string md = compare_markdown(r);
+  EXPECT_NE(md.find("### Only in baseline (1)"), std::string::npos);
+  EXPECT_NE(md.find("### Only in candidate (1)"), std::string::npos);
+}
+
+TEST(Compare, DifferentGpuIsRefusedUnlessAllowed) {
+  Report other = baseline_report();
+  other.meta.gpu_name = "NVIDIA A100-SXM4-80GB";
+  EXPECT_THROW(compare_reports(baseline_report(), other, {}), UsageError);
+  CompareOptions allow;
+  allow.allow_different_gpu = true;
+  const CompareResult r = compare_reports(baseline_report(), other, allow);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_NE(compare_markdown(r).find("Different GPUs"), std::string::npos);
+}
+
+TEST(Compare, RunCompareExitCodesAndFiles) {
+  const std::string base = temp_path("base.json"), slow = temp_path("slow.json");
+  const std::string csv = temp_path("pairs.csv"), md = temp_path("summary.md");
+  const Report b = baseline_report();
+  const Report s = scaled(baseline_report(), 1.10);
+  write_report_json(base, b.meta, b.rows);
+  write_report_json(slow, s.meta, s.rows);
+  EXPECT_EQ(run_compare(base, base, {}, "", ""), 0);
+  EXPECT_EQ(run_compare(base, slow, {}, csv, md), 1);
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_NE(line.find(",slower,"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, static_cast<int>(b.rows.size()));
+  EXPECT_TRUE(std::filesystem::exists(md));
+  // Unusable input is a UsageError (exit 2), not a pass.
+  EXPECT_THROW(run_compare(temp_path("nope.json"), base, {}, "", ""), UsageError);
+  std::ofstream(temp_path("bad.json")) << "{\"schema_version\": 1}";
+  EXPECT_THROW(run_compare(base, temp_path("bad.json"), {}, "", ""), UsageError);
+}
+
+}  // namespace
+}  // namespace mha

@@ -1,0 +1,177 @@
+// Host tests for the sweep journal: rows survive as written, a truncated last line is dropped,
+// and a point started but never finished is recorded as failed on resume.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "errors.h"
+#include "journal.h"
+
+namespace mha {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("mha_tune_test_journal" + std::to_string(::getpid()));  // one per process
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::filesystem::remove(path);
+  return path.string();
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+ResultRow point(const std::string& kernel, const std::string& problem, int partitions) {
+  ResultRow r;
+  r.kernel = kernel;
+  r.traits.dtype = "bf16";
+  r.traits.bm = 16;
+  r.problem.name = problem;
+  r.problem.keys = 4096;
+  r.partitions = partitions;
+  return r;
+}
+
+ResultRow measured(ResultRow r, double us) {
+  r.status = Status::kPassed;
+  r.time = {us, us * 0.9, us, us * 0.01, 20};
+  return r;
+}
+
+RunMetadata meta() {
+  RunMetadata m;
+  m.gpu_name = "NVIDIA H200";
+  m.sm_count = 132;
+  m.config_hash = "0123456789abcdef";
+  return m;
+}
+
+TEST(Journal, PointKeyNamesAllThreeParts) {
+  EXPECT_EQ(point_key("k", "p", 4), "k|p|p4");
+  EXPECT_NE(point_key("k", "p", 4), point_key("k", "p", 8));
+  EXPECT_EQ(point_key(point("k", "p", 2)), "k|p|p2");
+}
+
+TEST(Journal, RowsAreOnDiskAsSoonAsAppended) {
+  const std::string path = temp_path("live.jsonl");
+  Journal j = Journal::open_new(path, meta());
+  j.append_started(point("k1", "p1", 1));
+  j.append_row(measured(point("k1", "p1", 1), 10));
+  // Without closing: the file must already hold the metadata, the start and the row.
+  const std::string text = read_all(path);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  EXPECT_NE(text.find("\"event\":\"row\""), std::string::npos);
+  EXPECT_EQ(j.rows().size(), 1u);
+}
+
+TEST(Journal, ResumeRestoresRowsAndMetadata) {
+  const std::string path = temp_path("resume.jsonl");
+  {
+    Journal j = Journal::open_new(path, meta());
+    for (int p : {1, 2, 4}) {
+      j.append_started(point("k1", "p1", p));
+      j.append_row(measured(point("k1", "p1", p), 10.0 / p));
+    }
+  }
+  Journal j = Journal::open_resume(path);
+  EXPECT_EQ(j.meta().gpu_name, "NVIDIA H200");
+  EXPECT_EQ(j.meta().config_hash, "0123456789abcdef");
+  ASSERT_EQ(j.rows().size(), 3u);
+  EXPECT_DOUBLE_EQ(j.rows()[2].time.median_us, 2.5);
+  EXPECT_TRUE(j.done_keys().count(point_key("k1", "p1", 4)));
+  EXPECT_TRUE(j.crashed_keys().empty());
+}
+
+TEST(Journal, StartedButUnfinishedPointBecomesFailedOnResume) {
+  const std::string path = temp_path("crash.jsonl");
+  {
+    Journal j = Journal::open_new(path, meta());
+    j.append_started(point("k1", "p1", 1));
+    j.append_row(measured(point("k1", "p1", 1), 10));
+    j.append_started(point("k2", "p1", 1));  // the process dies here (sticky CUDA error)
+  }
+  {
+    Journal j = Journal::open_resume(path);
+    const std::string key = point_key("k2", "p1", 1);
+    EXPECT_TRUE(j.crashed_keys().count(key));
+    EXPECT_TRUE(j.done_keys().count(key));  // the sweep skips it
+    ASSERT_EQ(j.rows().size(), 2u);
+    const ResultRow& failed = j.rows()[1];
+    EXPECT_EQ(failed.kernel, "k2");
+    EXPECT_EQ(failed.status, Status::kFailed);
+    EXPECT_EQ(failed.reason, "process ended while running this point (resumed)");
+    EXPECT_EQ(failed.problem.keys, 4096);
+    j.append_started(point("k3", "p1", 1));
+    j.append_row(measured(point("k3", "p1", 1), 12));
+  }
+  // The failed row was written: a second resume sees it as done, not as a new crash.
+  Journal j = Journal::open_resume(path);
+  EXPECT_TRUE(j.crashed_keys().empty());
+  EXPECT_EQ(j.rows().size(), 3u);
+  EXPECT_EQ(j.rows()[1].status, Status::kFailed);
+}
+
+TEST(Journal, KeyOnlyStartIsListedForTheSweepToRecord) {
+  const std::string path = temp_path("key_only.jsonl");
+  {
+    Journal j = Journal::open_new(path, meta());
+    j.append_started(point_key("k9", "p1", 2));
+  }
+  Journal j = Journal::open_resume(path);
+  const std::string key = point_key("k9", "p1", 2);
+  EXPECT_TRUE(j.crashed_keys().count(key));
+  EXPECT_FALSE(j.done_keys().count(key));
+  j.append_row(crashed_row(point("k9", "p1", 2)));
+  EXPECT_TRUE(j.done_keys().count(key));
+  EXPECT_EQ(j.rows().back().status, Status::kFailed);
+}
+
+TEST(Journal, TruncatedLastLineIsDroppedAndAppendsStayClean) {
+  const std::string path = temp_path("truncated.jsonl");
+  {
+    Journal j = Journal::open_new(path, meta());
+    j.append_started(point("k1", "p1", 1));
+    j.append_row(measured(point("k1", "p1", 1), 10));
+    j.append_started(point("k2", "p1", 1));
+    j.append_row(measured(point("k2", "p1", 1), 11));
+  }
+  // Cut the last row in half, as a crash in the middle of a write would.
+  std::string text = read_all(path);
+  text.resize(text.size() - 40);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  {
+    Journal j = Journal::open_resume(path);
+    ASSERT_EQ(j.rows().size(), 2u);  // k1 measured, k2 (its row lost) recorded as crashed
+    EXPECT_EQ(j.rows()[1].kernel, "k2");
+    EXPECT_EQ(j.rows()[1].status, Status::kFailed);
+    j.append_row(measured(point("k3", "p1", 1), 12));
+  }
+  Journal j = Journal::open_resume(path);  // every line whole again
+  EXPECT_EQ(j.rows().size(), 3u);
+}
+
+TEST(Journal, MalformedInputThrowsUsageError) {
+  EXPECT_THROW(Journal::open_resume(temp_path("missing.jsonl")), UsageError);
+  const std::string path = temp_path("corrupt.jsonl");
+  {
+    Journal j = Journal::open_new(path, meta());
+    j.append_row(measured(point("k1", "p1", 1), 10));
+  }
+  std::string text = read_all(path);
+  text.insert(text.find('\n') + 1, "{not json\n");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  try {
+    Journal::open_resume(path);
+    FAIL() << "a malformed line before the last must not be skipped";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt.jsonl: line 2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mha

@@ -1,0 +1,291 @@
+// Host tests for `mha-tune select`: per-bucket choice by geometric mean, the partition rule and
+// its fit, the cost report, and the generated header (compiled and run against the host lookup).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "errors.h"
+#include "select.h"
+
+namespace mha {
+namespace {
+
+constexpr int kSmCount = 132;
+
+std::filesystem::path temp_dir() {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("mha_tune_test_select" + std::to_string(::getpid()));  // one per process
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+KernelTraits tile(int bn, int stages) {
+  KernelTraits t;
+  t.dtype = "bf16";
+  t.out_dtype = "bf16";
+  t.depth = 128;
+  t.group = 4;
+  t.kv = "contig";
+  t.mask = "null";
+  t.bm = 16;
+  t.bn = bn;
+  t.bk = 32;
+  t.wm = 16;
+  t.wn = 16;
+  t.threads = 128;
+  t.stages = stages;
+  return t;
+}
+
+ResultRow make_row(const KernelTraits& t, int batch, int keys, int partitions, double us) {
+  ResultRow r;
+  r.traits = t;
+  r.kernel = "decode_bf16_d128_g4_contig_null_bm16_bn" + std::to_string(t.bn) + "_s" +
+             std::to_string(t.stages);
+  r.problem.name = "b" + std::to_string(batch) + "_h32_kv8_d128_n" + std::to_string(keys);
+  r.problem.batch = batch;
+  r.problem.heads = 32;
+  r.problem.kv_heads = 8;
+  r.problem.keys = keys;
+  r.partitions = partitions;
+  r.status = Status::kPassed;
+  r.time = {us, us, us, us * 0.01, 20};
+  return r;
+}
+
+// A memory-bound model: the step streams wu * keys units at a rate that grows with the blocks in
+// flight up to two per SM, plus a launch, plus a reduce launch when split. Tile bn32 is faster
+// below 1024 keys, bn64 above.
+double model_us(int bn, int work_units, int keys, int p) {
+  const double blocks = std::min(work_units * p, 2 * kSmCount);
+  const double tile_factor = keys < 1024 ? (bn == 32 ? 0.8 : 1.0) : (bn == 32 ? 1.2 : 1.0);
+  return tile_factor * 0.05 * work_units * keys / blocks + 2.0 + (p > 1 ? 3.0 + 0.002 * p : 0);
+}
+
+Report synthetic_report() {
+  Report r;
+  r.meta.gpu_name = "NVIDIA H200";
+  r.meta.sm_count = kSmCount;
+  for (int batch : {1, 2, 4, 16}) {
+    for (int keys : {512, 2048, 8192, 32768}) {
+      for (int bn : {32, 64}) {
+        for (int p : {1, 2, 4, 8, 16, 32}) {
+          r.rows.push_back(make_row(tile(bn, bn == 32 ? 2 : 4), batch, keys, p,
+                                    model_us(bn, batch * 8, keys, p)));
+        }
+      }
+    }
+  }
+  return r;
+}
+
+TEST(Select, AutoPartitionsDefaultRule) {
+  const PartitionRule rule = default_partition_rule();
+  EXPECT_FALSE(rule.is_fitted);
+  EXPECT_EQ(auto_partitions(rule, 132, 8, 4096), 16);      // 33 wanted, 16 by keys
+  EXPECT_EQ(auto_partitions(rule, 132, 8, 1 << 20), 33);   // ceil(2 * 132 / 8)
+  EXPECT_EQ(auto_partitions(rule, 132, 264, 1 << 20), 1);  // enough blocks already
+  EXPECT_EQ(auto_partitions(rule, 132, 1, 1 << 20), 64);   // max_partitions
+  EXPECT_EQ(auto_partitions(rule, 132, 8, 100), 1);        // too few keys to split
+  EXPECT_EQ(auto_partitions(rule, 0, 8, 4096), 1);
+  EXPECT_EQ(length_log2(4096), 12);
+  EXPECT_EQ(length_log2(8191), 12);
+  EXPECT_EQ(length_log2(1), 0);
+}
+
+TEST(Select, BucketChoiceMinimisesGeometricMeanNotOneProblem) {
+  // Two problems in one bucket (4096 and 6000 keys): X is best on the first by 1% but 30% slow on
+  // the second; Y is 2% off the best on both. Y has the lower geometric mean.
+  Report r;
+  r.meta.gpu_name = "G";
+  r.meta.sm_count = kSmCount;
+  const KernelTraits x = tile(64, 4), y = tile(32, 2), z = tile(64, 2);
+  r.rows.push_back(make_row(x, 1, 4096, 4, 99));
+  r.rows.push_back(make_row(y, 1, 4096, 4, 102));
+  r.rows.push_back(make_row(z, 1, 4096, 4, 100));
+  r.rows.push_back(make_row(x, 1, 6000, 4, 130));
+  r.rows.push_back(make_row(y, 1, 6000, 4, 102));
+  r.rows.push_back(make_row(z, 1, 6000, 4, 100));
+  r.rows.push_back(make_row(z, 1, 6000, 8, 100.5));
+  // A failed row, however fast, is never chosen.
+  ResultRow failed = make_row(x, 1, 6000, 4, 1);
+  failed.kernel = "decode_broken";
+  failed.status = Status::kIncorrect;
+  r.rows.push_back(failed);
+  // z wins on both problems; drop its rows on the first problem to make the choice between x, y.
+  r.rows.erase(r.rows.begin() + 2);
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.buckets.size(), 1u);
+  const BucketChoice& b = s.buckets[0];
+  EXPECT_EQ(b.problems, 2);
+  EXPECT_EQ(b.covered, 2);  // z covers only one problem: x and y cover both
+  EXPECT_EQ(b.traits.bn, 32) << "chose " << b.kernel;
+  EXPECT_EQ(b.partitions, 4);
+  EXPECT_NEAR(b.geomean_cost, std::sqrt((102.0 / 99.0) * (102.0 / 100.0)), 1e-9);
+}
+
+TEST(Select, ChoosesTheModelOptimumPerBucket) {
+  const Selection s = select_defaults({synthetic_report()}, {"synthetic.json"});
+  EXPECT_EQ(s.buckets.size(), 16u);  // one bucket per (batch, length)
+  for (const BucketChoice& b : s.buckets) {
+    const int keys = 1 << b.key.length_log2;
+    int best_bn = 0, best_p = 0;
+    double best = 1e30;
+    for (int bn : {32, 64}) {
+      for (int p : {1, 2, 4, 8, 16, 32}) {
+        const double t = model_us(bn, b.key.work_units, keys, p);
+        if (t < best - 1e-12) {
+          best = t;
+          best_bn = bn;
+          best_p = p;
+        }
+      }
+    }
+    EXPECT_EQ(b.traits.bn, best_bn) << bucket_name(b.key);
+    EXPECT_EQ(b.partitions, best_p) << bucket_name(b.key);
+    EXPECT_DOUBLE_EQ(b.geomean_cost, 1.0);
+  }
+  EXPECT_DOUBLE_EQ(s.geomean_cost, 1.0);
+  EXPECT_DOUBLE_EQ(s.worst_cost, 1.0);
+}
+
+TEST(Select, FittedRuleBeatsTheDefaultAndHoldsOut) {
+  const Selection s = select_defaults({synthetic_report()}, {"synthetic.json"});
+  EXPECT_TRUE(s.rule.is_fitted);
+  EXPECT_EQ(s.rule.max_partitions, 32);  // the most measured
+  // The same cost with the unfitted default rule, computed from the per-problem data.
+  Selection with_default = s;
+  with_default.rule = default_partition_rule();
+  with_default.rule.max_partitions = 32;
+  double log_sum = 0;
+  for (const BucketChoice& b : s.buckets) {
+    const int keys = 1 << b.key.length_log2;
+    const int p = auto_partitions(with_default.rule, kSmCount, b.key.work_units, keys);
+    int measured = 1;  // nearest measured power of two
+    while (measured * 2 <= p && measured < 32) measured *= 2;
+    if (p - measured > 2 * measured - p && measured < 32) measured *= 2;
+    double best = 1e30;
+    for (int bn : {32, 64}) {
+      for (int q : {1, 2, 4, 8, 16, 32})
+        best = std::min(best, model_us(bn, b.key.work_units, keys, q));
+    }
+    log_sum += std::log(model_us(b.traits.bn, b.key.work_units, keys, measured) / best);
+  }
+  const double default_cost = std::exp(log_sum / s.buckets.size());
+  EXPECT_LE(s.rule_geomean_cost, default_cost + 1e-12);
+  EXPECT_LT(s.rule_geomean_cost, 1.10);
+  EXPECT_GE(s.rule_worst_cost, s.rule_geomean_cost);
+  // Every length held out in turn; its problems fall back to the nearest bucket and the rule.
+  ASSERT_EQ(s.holdout.size(), 4u);
+  for (const HoldoutCost& h : s.holdout) {
+    EXPECT_EQ(h.problems, 4);
+    EXPECT_EQ(h.uncovered, 0);
+    EXPECT_GE(h.geomean_cost, 1.0);
+    EXPECT_LT(h.geomean_cost, 1.5) << "keys " << h.keys;
+  }
+  const nlohmann::json j = selection_to_json(s);
+  EXPECT_EQ(j["buckets"].size(), 16u);
+  EXPECT_EQ(j["cost"]["holdout_by_length"].size(), 4u);
+  EXPECT_EQ(j["cost"]["problems"].size(), 16u);
+  EXPECT_TRUE(j["partition_rule"]["fitted"].get<bool>());
+}
+
+TEST(Select, LookupFallsBackToNearestBucketAndRule) {
+  const Selection s = select_defaults({synthetic_report()}, {"synthetic.json"});
+  ConfigLookup l = lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 2048, kSmCount);
+  ASSERT_NE(l.bucket, nullptr);
+  EXPECT_TRUE(l.is_exact);
+  EXPECT_EQ(l.partitions, l.bucket->partitions);
+  // Another GPU: same bucket, partitions from the rule.
+  l = lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 2048, 78);
+  EXPECT_TRUE(l.is_exact);
+  EXPECT_EQ(l.partitions, auto_partitions(s.rule, 78, 8, 2048));
+  // An unmeasured length: nearest bucket (below 1024 keys, bn32 wins), rule partitions.
+  l = lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 300, kSmCount);
+  ASSERT_NE(l.bucket, nullptr);
+  EXPECT_FALSE(l.is_exact);
+  EXPECT_EQ(l.bucket->key.length_log2, 9);
+  EXPECT_EQ(l.partitions, auto_partitions(s.rule, kSmCount, 8, 300));
+  EXPECT_EQ(lookup_config(s, "fp16", 128, 4, "contig", "null", 8, 300, kSmCount).bucket, nullptr);
+}
+
+TEST(Select, RefusesMixedGpusAndEmptyInput) {
+  Report other = synthetic_report();
+  other.meta.gpu_name = "NVIDIA A100";
+  other.meta.sm_count = 108;
+  EXPECT_THROW(select_defaults({synthetic_report(), other}, {"a.json", "b.json"}), UsageError);
+  Report none = synthetic_report();
+  for (ResultRow& r : none.rows) r.status = Status::kFailed;
+  EXPECT_THROW(select_defaults({none}, {"none.json"}), UsageError);
+}
+
+TEST(Select, GeneratedHeaderCompilesAndAgreesWithHostLookup) {
+  if (std::system("c++ --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no system C++ compiler (c++) to compile the generated header";
+  }
+  const auto dir = temp_dir();
+  const std::string report = (dir / "report.json").string();
+  const Report r = synthetic_report();
+  write_report_json(report, r.meta, r.rows);
+  const std::string header = (dir / "mha_tune_defaults.h").string();
+  ASSERT_EQ(run_select({report}, (dir / "defaults.json").string(), header), 0);
+  const Selection s = select_defaults({r}, {report});
+
+  // Queries across exact buckets, unmeasured shapes and another SM count; expectations from the
+  // host lookup, checked inside the compiled program.
+  std::string checks;
+  int n = 0;
+  for (int wu : {8, 16, 24, 128, 1000}) {
+    for (int keys : {1, 300, 2048, 5000, 100000}) {
+      for (int sm : {kSmCount, 78}) {
+        for (const char* mask : {"null", "causal"}) {
+          const ConfigLookup l = lookup_config(s, "bf16", 128, 4, "contig", mask, wu, keys, sm);
+          checks +=
+              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, "
+              "\"contig\", \"" +
+              std::string(mask) + "\", " + std::to_string(wu) + ", " + std::to_string(keys) + ", " +
+              std::to_string(sm) + ");\n" +
+              "    if (!c.entry || c.entry->bn != " + std::to_string(l.bucket->traits.bn) +
+              " || c.entry->length_log2 != " + std::to_string(l.bucket->key.length_log2) +
+              " || c.entry->work_units != " + std::to_string(l.bucket->key.work_units) +
+              " || c.partitions != " + std::to_string(l.partitions) +
+              " || c.is_exact != " + (l.is_exact ? "true" : "false") + ") return " +
+              std::to_string(++n) + "; }\n";
+        }
+      }
+    }
+  }
+  checks +=
+      "  if (mha_tune_defaults::select_config(\"fp16\", 64, 1, \"paged\", \"null\", 1, 1, "
+      "132).entry != nullptr) return 250;\n";
+  const std::string program = (dir / "use_defaults.cpp").string();
+  std::ofstream(program) << "#include \"mha_tune_defaults.h\"\nint main() {\n"
+                         << checks << "  return 0;\n}\n";
+  const std::string exe = (dir / "use_defaults").string();
+  const std::string compile = "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I" + dir.string() +
+                              " " + program + " -o " + exe;
+  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+  const int rc = std::system(exe.c_str());
+  EXPECT_EQ(rc, 0) << "select_config disagrees with the host lookup on check "
+                   << (WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+}
+
+TEST(Select, HeaderIsRewrittenOnlyWhenItChanges) {
+  const auto dir = temp_dir();
+  const std::string report = (dir / "report2.json").string();
+  const Report r = synthetic_report();
+  write_report_json(report, r.meta, r.rows);
+  const std::string header = (dir / "unchanged.h").string();
+  run_select({report}, "", header);
+  const auto first = std::filesystem::last_write_time(header);
+  std::filesystem::last_write_time(header, first - std::chrono::hours(1));
+  run_select({report}, "", header);
+  EXPECT_EQ(std::filesystem::last_write_time(header), first - std::chrono::hours(1));
+}
+
+}  // namespace
+}  // namespace mha
