@@ -69,7 +69,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
                                                  p.partitions);
   const int t_end = tile_lo + static_cast<int>(static_cast<long long>(part + 1) * tile_count /
                                                p.partitions);
-  const int num_tiles = t_end - t_begin;
+  const int num_tiles = T::kFault == Fault::kDropLastTile && t_end - t_begin > 1
+                            ? t_end - t_begin - 1
+                            : t_end - t_begin;
 
   const Elem* k_base = static_cast<const Elem*>(p.k_cache);
   const Elem* v_base = static_cast<const Elem*>(p.v_cache);
@@ -383,6 +385,13 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       const float o = denom > 0.f ? numer / denom : 0.f;
       static_cast<Out*>(p.out)[bh * kDepth + col] = ptx::from_float<Out>(o);
     } else {
+      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) {
+        const float sink = p.sink_logits[head] * kLog2e;
+        const float m_total = fmaxf(m_all, sink);
+        sum = sum * rescale(m_all, m_total) + sink_weight(sink, m_total);
+        acc *= rescale(m_all, m_total);
+        m_all = m_total;
+      }
       const long long idx = bh * p.partitions + part;
       p.partial_out[idx * kDepth + col] = sum > 0.f ? acc / sum : 0.f;
       if (col == 0) {

@@ -37,7 +37,7 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.partitions == 1) return err;
-  splitk_reduce_kernel<typename T::Out, T::kHasSink>
+  splitk_reduce_kernel<typename T::Out, T::kHasSink, T::kFault>
       <<<dim3(p.heads, p.batch), T::kDepth, 0, stream>>>(p, T::kDepth);
   return cudaGetLastError();
 }

@@ -13,9 +13,17 @@ template <> struct DtypeName<__nv_bfloat16> { static constexpr const char* value
 template <> struct DtypeName<__half> { static constexpr const char* value = "fp16"; };
 template <> struct DtypeName<float> { static constexpr const char* value = "fp32"; };
 
+// Deliberate bugs, compiled only into test instances, that prove verification can fail.
+enum class Fault : int {
+  kNone = 0,
+  kReduceNaturalExp = 1,   // the reduce weighs partitions with e^x instead of 2^x (unit mix-up)
+  kDropLastTile = 2,       // the last key tile of each partition is never read
+  kSinkPerPartition = 3,   // every partition adds the sink to its own sum
+};
+
 template <typename Elem_, typename Out_, int kDepth_, int kGroup_, class KvOperand_, class Mask_,
           bool kHasSink_, int kBM_, int kBN_, int kBK_, int kWM_, int kWN_, int kThreads_,
-          int kStages_, bool kWarpSplitK_>
+          int kStages_, bool kWarpSplitK_, Fault kFault_ = Fault::kNone>
 struct DecodeTraits {
   using Elem = Elem_;  // q, K, V
   using Out = Out_;
@@ -32,6 +40,7 @@ struct DecodeTraits {
   static constexpr int kThreads = kThreads_;
   static constexpr int kStages = kStages_;
   static constexpr bool kWarpSplitK = kWarpSplitK_;
+  static constexpr Fault kFault = kFault_;
 
   static constexpr int kWarps = kThreads / 32;
   static constexpr int kWarpsM = kBM / kWM;

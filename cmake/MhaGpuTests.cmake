@@ -1,0 +1,19 @@
+# GPU tests written in CUDA (tests/gpu_test_*.cu, label "gpu": they skip without a device) and
+# the `mha-tune-broken` binary: the real CLI over a registry of deliberately broken kernels, run
+# by a test that expects `verify` to exit 1 and name the kernel and the problem.
+file(GLOB _mha_gpu_cu_tests CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tests/gpu_test_*.cu")
+foreach(_src IN LISTS _mha_gpu_cu_tests)
+  mha_add_gtest("${_src}" gpu)
+  get_filename_component(_name "${_src}" NAME_WE)
+  target_include_directories(${_name} PRIVATE "${PROJECT_SOURCE_DIR}/tests")
+endforeach()
+
+add_executable(mha-tune-broken "${PROJECT_SOURCE_DIR}/src/main.cpp"
+                               "${PROJECT_SOURCE_DIR}/tests/broken_registry.cu")
+target_include_directories(mha-tune-broken PRIVATE "${PROJECT_SOURCE_DIR}/tests")
+target_link_libraries(mha-tune-broken PRIVATE mha_core mha_warnings)
+add_test(NAME gpu.verify_rejects_broken_kernels
+         COMMAND "${CMAKE_COMMAND}" -DBINARY=$<TARGET_FILE:mha-tune-broken>
+                 -P "${PROJECT_SOURCE_DIR}/tests/expect_verify_failure.cmake")
+set_tests_properties(gpu.verify_rejects_broken_kernels PROPERTIES LABELS gpu
+    SKIP_REGULAR_EXPRESSION "no CUDA device: GPU test skipped")

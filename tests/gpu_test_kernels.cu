@@ -1,0 +1,113 @@
+// GPU tests of the kernel family: the fp32 GPU reference against the float64 CPU one, every
+// compiled kernel on the basic suite, and deliberately broken kernels that must fail.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "broken_kernels.cuh"
+#include "gpu_test_support.h"
+#include "kernel_registry.h"
+#include "point_runner.h"
+#include "problem.h"
+#include "problem_data.h"
+#include "reference.h"
+
+namespace mha {
+namespace {
+
+Problem make_problem(const KernelTraits& t, const std::string& spec) {
+  std::string why;
+  auto problems = instantiate(parse_problem_spec(spec), t, &why);
+  EXPECT_FALSE(problems.empty()) << why;
+  problems.front().seed = 7;
+  return problems.front();
+}
+
+KernelTraits family(const std::string& dtype, int depth, int group, const std::string& kv,
+                    const std::string& mask, bool sink) {
+  KernelTraits t;
+  t.dtype = dtype;
+  t.out_dtype = "fp32";
+  t.depth = depth;
+  t.group = group;
+  t.kv = kv;
+  t.mask = mask;
+  t.has_sink = sink;
+  t.bn = 64;
+  return t;
+}
+
+double relative_l2(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d += (a[i] - b[i]) * (a[i] - b[i]);
+    n += b[i] * b[i];
+  }
+  return std::sqrt(d / n);
+}
+
+TEST(GpuReference, MatchesCpuReference) {
+  MHA_REQUIRE_GPU();
+  const std::vector<std::pair<KernelTraits, std::string>> cases = {
+      {family("bf16", 128, 4, "contig", "null", false), "batch=2,kv_heads=2,keys=1:77:1000"},
+      {family("fp16", 64, 7, "paged", "window", true), "lengths=300:1:129,kv_heads=2,window=50,page_size=7"},
+      {family("bf16", 256, 1, "contig", "chunked", true), "batch=2,kv_heads=3,keys=513,chunk=100,sink_mean=4"},
+      {family("bf16", 128, 8, "paged", "causal", false), "batch=1,kv_heads=2,keys=2049,page_size=1,q_std=6"},
+  };
+  for (const auto& [traits, spec] : cases) {
+    std::string why;
+    for (Problem p : instantiate(parse_problem_spec(spec), traits, &why)) {
+      p.seed = 11;
+      ProblemData data(p, 1);
+      const auto cpu = cpu_reference(p, data.download());
+      const auto gpu = gpu_reference(p, data);
+      EXPECT_LT(relative_l2(gpu, cpu), 1e-5) << p.shape.name;
+    }
+  }
+}
+
+TEST(Kernels, EveryCompiledKernelPassesTheBasicSuite) {
+  MHA_REQUIRE_GPU();
+  for (const KernelEntry& k : kernel_registry()) {
+    for (Problem& p : builtin_suite("basic", k.traits)) {
+      p.seed = 3;
+      ProblemData data(p, 1);
+      const auto ref = reference_output(p, data);
+      for (int partitions : p.partitions) {
+        const VerifyOutcome r = verify_point(k, p, data, partitions, ref);
+        EXPECT_EQ(r.status, Status::kPassed)
+            << k.name << " " << p.shape.name << " p" << partitions << ": " << r.reason;
+      }
+    }
+  }
+}
+
+// Each fault must be caught on a problem that exercises it, and its control must pass.
+TEST(Kernels, DeliberatelyBrokenKernelsFailVerification) {
+  MHA_REQUIRE_GPU();
+  const auto broken = testing::broken_kernels();
+  const auto control = testing::control_kernels();
+  struct Case {
+    const KernelEntry& bad;
+    const KernelEntry& good;
+    std::string spec;
+    int partitions;
+  };
+  const std::vector<Case> cases = {
+      {broken[0], control[0], "batch=1,kv_heads=2,keys=4099,q_std=8", 7},
+      {broken[1], control[0], "batch=1,kv_heads=2,keys=1000", 1},
+      {broken[2], control[1], "batch=1,kv_heads=2,keys=1500,sink_mean=3", 4},
+  };
+  for (const Case& c : cases) {
+    Problem p = make_problem(c.bad.traits, c.spec);
+    ProblemData data(p, 1);
+    const auto ref = reference_output(p, data);
+    const VerifyOutcome bad = verify_point(c.bad, p, data, c.partitions, ref);
+    EXPECT_EQ(bad.status, Status::kIncorrect) << c.bad.name << " passed " << p.shape.name;
+    const VerifyOutcome good = verify_point(c.good, p, data, c.partitions, ref);
+    EXPECT_EQ(good.status, Status::kPassed) << c.good.name << ": " << good.reason;
+  }
+}
+
+}  // namespace
+}  // namespace mha
