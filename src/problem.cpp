@@ -256,7 +256,8 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
 
   std::vector<Problem> out;
   auto finish = [&](Problem p) {
-    if (spec.name) p.shape.name = out.empty() ? *spec.name : fmt::format("{}_{}", *spec.name, out.size());
+    // A named spec names its problems "<name>_n<keys>" (one per length); else the full shape.
+    if (spec.name) p.shape.name = spec.lengths.empty() ? fmt::format("{}_n{}", *spec.name, p.shape.keys) : *spec.name;
     else p.shape.name = problem_name(p);
     out.push_back(p);
   };
