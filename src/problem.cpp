@@ -73,6 +73,12 @@ void check_positive(const std::string& origin, const std::string& key, int v) {
   if (v < 1) throw UsageError(fmt::format("{}: key '{}': must be at least 1, got {}", origin, key, v));
 }
 
+int parse_non_negative(const std::string& origin, const std::string& key, const std::string& v) {
+  const int x = parse_int(origin, key, v);
+  if (x < 0) throw UsageError(fmt::format("{}: key '{}': must not be negative, got {}", origin, key, x));
+  return x;
+}
+
 // Sets one field from its text form (shared by the inline and the JSON readers).
 void set_field(ProblemSpec& spec, const std::string& key, const std::string& value) {
   const std::string& o = spec.origin;
@@ -96,10 +102,11 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
   } else if (key == "dtype") { check_choice(o, key, value, {"bf16", "fp16"}); spec.dtype = value; }
   else if (key == "out_dtype") { check_choice(o, key, value, {"bf16", "fp16", "fp32"}); spec.out_dtype = value; }
   else if (key == "kv") { check_choice(o, key, value, {"contig", "paged"}); spec.kv = value; }
-  else if (key == "page_size") { spec.page_size = parse_int(o, key, value); check_positive(o, key, *spec.page_size); }
+  // page_size, window and chunk: 0 means "not used" (the family's default applies where it is).
+  else if (key == "page_size") { if (const int v = parse_non_negative(o, key, value)) spec.page_size = v; }
   else if (key == "mask") { check_choice(o, key, value, {"null", "causal", "window", "chunked"}); spec.mask = value; }
-  else if (key == "window") { spec.window = parse_int(o, key, value); check_positive(o, key, *spec.window); }
-  else if (key == "chunk") { spec.chunk = parse_int(o, key, value); check_positive(o, key, *spec.chunk); }
+  else if (key == "window") { if (const int v = parse_non_negative(o, key, value)) spec.window = v; }
+  else if (key == "chunk") { if (const int v = parse_non_negative(o, key, value)) spec.chunk = v; }
   else if (key == "sink") {
     check_choice(o, key, value, {"true", "false", "1", "0"});
     spec.sink = value == "true" || value == "1";
