@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -36,7 +37,7 @@ namespace {
 struct SweepOptions {
   std::string config, problems_file, out_prefix, timing = "graph", partitions;
   std::vector<std::string> filters, problem_specs;
-  bool resume = false, quiet = false, warm = false;
+  bool resume = false, quiet = false, warm = false, dry_run = false;
   int device = 0;
   uint64_t seed = 1;
   double time_budget_s = 0.25, target_error = 0.005;
@@ -78,6 +79,11 @@ struct WorkItem {
 std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
                                 const std::vector<const KernelEntry*>& kernels,
                                 const SweepOptions& o, int sm_count) {
+  std::optional<ProblemSpec> override_spec;
+  if (!o.partitions.empty()) {
+    override_spec = parse_problem_spec("partitions=" + o.partitions);
+    override_spec->origin = "--partitions";
+  }
   std::vector<WorkItem> work;
   std::map<std::string, size_t> index;
   for (const auto& spec : specs)
@@ -85,10 +91,9 @@ std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
       std::string why;
       for (Problem p : instantiate(spec, k->traits, &why)) {
         p.seed = o.seed;
-        if (!o.partitions.empty()) {
-          ProblemSpec override_spec = parse_problem_spec("partitions=" + o.partitions);
-          p.partitions = override_spec.partitions;
-          p.partitions_auto = override_spec.partitions_auto;
+        if (override_spec) {
+          p.partitions = override_spec->partitions;
+          p.partitions_auto = override_spec->partitions_auto;
         }
         if (p.partitions_auto) {
           const int units = p.shape.batch * p.shape.kv_heads;
@@ -146,6 +151,18 @@ int run_sweep(const SweepOptions& o) {
   if (o.timing != "graph" && o.timing != "stream")
     throw UsageError(fmt::format("--timing: '{}' is not one of graph, stream", o.timing));
 
+  if (o.dry_run) {  // the plan only: no GPU needed; "auto" resolved for an H200's 132 SMs
+    const auto work = plan_work(specs, kernels, o, 132);
+    size_t points = 0;
+    for (const auto& w : work) {
+      points += w.kernels.size() * w.problem.partitions.size();
+      std::string parts;
+      for (int p : w.problem.partitions) parts += fmt::format("{}{}", parts.empty() ? "" : ",", p);
+      fmt::print("{:<44} {:>3} kernel(s) x partitions {}\n", w.problem.shape.name, w.kernels.size(), parts);
+    }
+    fmt::print("{} problem(s), {} point(s)\n", work.size(), points);
+    return kExitOk;
+  }
   require_device(o.device);
   const DeviceProps props = device_props(o.device);
   const std::string prefix = !o.out_prefix.empty()
@@ -301,6 +318,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the synthetic inputs");
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  cmd->add_flag("--dry-run", o->dry_run, "Print the planned points and exit (no GPU needed)");
   cmd->callback([o] {
     o->command_line = invocation_text();
     set_command_exit(run_sweep(*o));

@@ -112,9 +112,17 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     spec.sink = value == "true" || value == "1";
   } else if (key == "keys") ints(spec.keys);
   else if (key == "lengths") ints(spec.lengths);
-  else if (key == "partitions") {
-    if (value == "auto") { spec.partitions_auto = true; spec.partitions.clear(); }
-    else ints(spec.partitions);
+  else if (key == "partitions") {  // a list of counts, where "auto" adds the partition rule's pick
+    spec.partitions.clear();
+    spec.partitions_auto = false;
+    for (const auto& part : split(value, ':')) {
+      if (part == "auto") { spec.partitions_auto = true; continue; }
+      const int x = parse_int(o, key, part);
+      check_positive(o, key, x);
+      spec.partitions.push_back(x);
+    }
+    if (spec.partitions.empty() && !spec.partitions_auto)
+      throw UsageError(fmt::format("{}: key 'partitions': empty list", o));
   } else if (key == "q_std") spec.q_std = parse_float(o, key, value);
   else if (key == "sink_mean") spec.sink_mean = parse_float(o, key, value);
   else if (key == "scale") spec.scale = parse_float(o, key, value);
@@ -254,7 +262,7 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   s.page_size = s.kv == "paged" ? spec.page_size.value_or(16) : 0;
   s.window = s.mask == "window" ? spec.window.value_or(128) : 0;
   s.chunk = s.mask == "chunked" ? spec.chunk.value_or(256) : 0;
-  base.partitions = spec.partitions.empty() ? std::vector<int>{1} : spec.partitions;
+  base.partitions = spec.partitions.empty() && !spec.partitions_auto ? std::vector<int>{1} : spec.partitions;
   base.partitions_auto = spec.partitions_auto;
   base.q_std = spec.q_std.value_or(1.f);
   base.sink_mean = spec.sink_mean.value_or(0.f);
