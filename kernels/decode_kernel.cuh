@@ -13,6 +13,7 @@
 #include "masks.cuh"
 #include "online_softmax.cuh"
 #include "ptx.cuh"
+#include "splitk_reduce.cuh"
 
 namespace mha {
 
@@ -399,6 +400,23 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
         p.partial_sum[idx] = sum;
       }
     }
+  }
+
+  // Fused reduce: the last partition of these rows to finish combines all of them, which saves
+  // the second launch (the threadfence-reduction pattern: publish, fence, count, last one reads).
+  if (p.partitions > 1 && p.split_counters != nullptr) {
+    __threadfence();
+    __syncthreads();
+    unsigned* counter = p.split_counters + static_cast<long long>(b) * gridDim.y + blockIdx.y;
+    // __syncthreads_or broadcasts thread 0's verdict without static shared memory (which would
+    // add to the dynamic size the generator checked against the device limit).
+    const bool is_last = __syncthreads_or(
+        tid == 0 && atomicAdd(counter, 1u) == static_cast<unsigned>(p.partitions - 1));
+    if (!is_last) return;
+    __threadfence();
+    for (int row = 0; row < rows; ++row)
+      combine_partitions<Out, T::kHasSink, T::kFault>(p, b, head0 + row, kDepth, tid, T::kThreads);
+    if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }
 }
 

@@ -36,7 +36,7 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   const dim3 grid(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
   decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
-  if (err != cudaSuccess || p.partitions == 1) return err;
+  if (err != cudaSuccess || p.partitions == 1 || p.split_counters != nullptr) return err;
   splitk_reduce_kernel<typename T::Out, T::kHasSink, T::kFault>
       <<<dim3(p.heads, p.batch), T::kDepth, 0, stream>>>(p, T::kDepth);
   return cudaGetLastError();

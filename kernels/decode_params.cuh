@@ -23,6 +23,9 @@ struct DecodeParams {
   float* partial_out = nullptr;
   float* partial_max = nullptr;
   float* partial_sum = nullptr;
+  // With partitions > 1: one zeroed counter per (sequence, block row) fuses the reduce into the
+  // decode kernel (left at zero after each step); null launches the separate reduce pass.
+  unsigned* split_counters = nullptr;  // [batch][heads] (enough for any BM)
 
   int batch = 0;
   int heads = 0;

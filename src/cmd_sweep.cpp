@@ -35,7 +35,7 @@ namespace mha {
 namespace {
 
 struct SweepOptions {
-  std::string config, problems_file, out_prefix, timing = "graph", partitions;
+  std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "fused";
   std::vector<std::string> filters, problem_specs;
   bool resume = false, quiet = false, warm = false, dry_run = false;
   int device = 0;
@@ -148,6 +148,7 @@ int run_sweep(const SweepOptions& o) {
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
     throw UsageError("sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");
+  const ReduceMode reduce = reduce_mode_from_name(o.reduce);
   if (o.timing != "graph" && o.timing != "stream")
     throw UsageError(fmt::format("--timing: '{}' is not one of graph, stream", o.timing));
 
@@ -187,7 +188,7 @@ int run_sweep(const SweepOptions& o) {
     meta.config_hash = o.config.empty() ? "" : fnv1a_hex(read_file(o.config));
     meta.command_line = o.command_line;
     meta.seed = o.seed;
-    meta.timing_mode = o.timing;
+    meta.timing_mode = o.timing + (o.reduce == "separate" ? "+separate_reduce" : "");
     meta.cold_cache = !o.warm;
     if (!o.quiet) fmt::print("measuring the peak read bandwidth of {} ...\n", props.name);
     meta.peak_read_gbps = measure_peak_read_gbps();
@@ -237,14 +238,14 @@ int run_sweep(const SweepOptions& o) {
             data = std::make_unique<ProblemData>(problem, copies);
             ref = reference_output(problem, *data);
           }
-          const VerifyOutcome v = verify_point(*k, problem, *data, partitions, ref);
+          const VerifyOutcome v = verify_point(*k, problem, *data, partitions, ref, reduce);
           row.status = v.status;
           row.reason = v.reason;
           row.rel_l2_error = v.error.rel_l2;
           row.max_abs_error = v.error.max_abs;
           row.bytes = step_bytes(problem, partitions);
           if (v.status == Status::kPassed) {
-            StepBuffers buffers(problem, partitions);
+            StepBuffers buffers(problem, partitions, reduce);
             const TimingResult t = time_step(*k, *data, partitions, buffers, timing, stream);
             const ClockReading clock = monitor.read();
             row.time = t.stats;
@@ -312,6 +313,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
   cmd->add_flag("--resume", o->resume, "Continue the journal of --out where it stopped");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");
+  cmd->add_option("--reduce", o->reduce, "Split-K combination: fused into the decode kernel (default) or separate");
   cmd->add_flag("--warm", o->warm, "Do not rotate inputs beyond the L2 (warm-cache timing)");
   cmd->add_option("--time-budget", o->time_budget_s, "Seconds of sampling per point at most");
   cmd->add_option("--target-error", o->target_error, "Stop sampling once the median's relative error is below this");

@@ -21,7 +21,7 @@ namespace {
 
 struct VerifyOptions {
   std::vector<std::string> filters, problem_specs;
-  std::string problems_file, suite, config, dump_dir;
+  std::string problems_file, suite, config, dump_dir, reduce = "fused";
   int device = 0;
   uint64_t seed = 1;
   bool quiet = false;
@@ -67,6 +67,7 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
 
 int run_verify(const VerifyOptions& o) {
   const auto kernels = select_kernels(o.filters);
+  const ReduceMode reduce = reduce_mode_from_name(o.reduce);
   std::vector<ProblemSpec> specs;
   for (const auto& text : o.problem_specs) specs.push_back(parse_problem_spec(text));
   if (!o.problems_file.empty())
@@ -91,7 +92,7 @@ int run_verify(const VerifyOptions& o) {
       ProblemData data(problem, 1);
       const std::vector<double> ref = reference_output(problem, data);
       for (int partitions : problem.partitions) {
-        const VerifyOutcome r = verify_point(*k, problem, data, partitions, ref);
+        const VerifyOutcome r = verify_point(*k, problem, data, partitions, ref, reduce);
         ++points;
         ++tally.total;
         const bool ok = r.status == Status::kPassed;
@@ -130,6 +131,7 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
   cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");
+  cmd->add_option("--reduce", o->reduce, "Split-K combination: fused (default) or separate");
   cmd->add_flag("--quiet", o->quiet, "Print only failures and the summary");
   cmd->callback([o] { set_command_exit(run_verify(*o)); });
 }

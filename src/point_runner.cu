@@ -9,7 +9,13 @@
 
 namespace mha {
 
-StepBuffers::StepBuffers(const Problem& problem, int partitions) {
+ReduceMode reduce_mode_from_name(const std::string& name) {
+  if (name == "fused") return ReduceMode::kFused;
+  if (name == "separate") return ReduceMode::kSeparate;
+  throw UsageError(fmt::format("--reduce: '{}' is not one of fused, separate", name));
+}
+
+StepBuffers::StepBuffers(const Problem& problem, int partitions, ReduceMode mode) {
   const ProblemShape& s = problem.shape;
   const size_t rows = size_t(s.batch) * s.heads;
   out = DeviceBuffer(rows * s.depth * (s.out_dtype == "fp32" ? 4 : 2));
@@ -17,6 +23,10 @@ StepBuffers::StepBuffers(const Problem& problem, int partitions) {
     partial_out = DeviceBuffer(rows * partitions * s.depth * sizeof(float));
     partial_max = DeviceBuffer(rows * partitions * sizeof(float));
     partial_sum = DeviceBuffer(rows * partitions * sizeof(float));
+    if (mode == ReduceMode::kFused) {
+      split_counters = DeviceBuffer(rows * sizeof(unsigned));
+      MHA_CUDA_CHECK(cudaMemset(split_counters.get(), 0, split_counters.bytes()));
+    }
   }
 }
 
@@ -25,6 +35,7 @@ void StepBuffers::attach(DecodeParams& p) const {
   p.partial_out = partial_out.get<float>();
   p.partial_max = partial_max.get<float>();
   p.partial_sum = partial_sum.get<float>();
+  p.split_counters = split_counters.get<unsigned>();
 }
 
 void StepBuffers::poison_all(cudaStream_t stream) const {
@@ -56,9 +67,10 @@ bool is_unsupported_launch(cudaError_t err) {
 }
 
 VerifyOutcome verify_point(const KernelEntry& kernel, const Problem& problem,
-                           const ProblemData& data, int partitions, const std::vector<double>& ref) {
+                           const ProblemData& data, int partitions, const std::vector<double>& ref,
+                           ReduceMode mode) {
   VerifyOutcome r;
-  StepBuffers buffers(problem, partitions);
+  StepBuffers buffers(problem, partitions, mode);
   DecodeParams p = data.params(0, partitions);
   buffers.attach(p);
   buffers.poison_all(0);

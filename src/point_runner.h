@@ -16,13 +16,18 @@
 
 namespace mha {
 
+// How the split-K partitions are combined: inside the decode kernel (one launch per step) or by
+// a separate reduce launch.
+enum class ReduceMode { kFused, kSeparate };
+ReduceMode reduce_mode_from_name(const std::string& name);  // throws UsageError
+
 // Output and split-K partial buffers sized for one problem and partition count.
 struct StepBuffers {
-  StepBuffers(const Problem& problem, int partitions);
+  StepBuffers(const Problem& problem, int partitions, ReduceMode mode = ReduceMode::kFused);
   void attach(DecodeParams& p) const;
   void poison_all(cudaStream_t stream) const;
   std::vector<float> download_output(const std::string& out_dtype) const;
-  DeviceBuffer out, partial_out, partial_max, partial_sum;
+  DeviceBuffer out, partial_out, partial_max, partial_sum, split_counters;
 };
 
 // Launch-time failures that mean "this configuration cannot run here" rather than a broken
@@ -37,6 +42,7 @@ struct VerifyOutcome {
 };
 
 VerifyOutcome verify_point(const KernelEntry& kernel, const Problem& problem,
-                           const ProblemData& data, int partitions, const std::vector<double>& ref);
+                           const ProblemData& data, int partitions, const std::vector<double>& ref,
+                           ReduceMode mode = ReduceMode::kFused);
 
 }  // namespace mha

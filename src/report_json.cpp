@@ -225,7 +225,10 @@ json to_json_value(const RunMetadata& m) {
               {"peak_read_gbps", number(m.peak_read_gbps)},
               {"seed", m.seed},
               {"timing_mode", m.timing_mode},
-              {"cold_cache", m.cold_cache}};
+              {"cold_cache", m.cold_cache},
+              {"shard_index", m.shard_index},
+              {"shard_count", m.shard_count},
+              {"devices", m.devices}};
 }
 
 RunMetadata metadata_from_json(const json& j, const std::string& w) {
@@ -248,6 +251,10 @@ RunMetadata metadata_from_json(const json& j, const std::string& w) {
   m.seed = get_uint64(j, w, "seed");
   m.timing_mode = get_string(j, w, "timing_mode");
   m.cold_cache = get_bool(j, w, "cold_cache");
+  // Added with sharded sweeps: optional, so that older reports still load.
+  if (j.contains("shard_index")) m.shard_index = get_int(j, w, "shard_index");
+  if (j.contains("shard_count")) m.shard_count = get_int(j, w, "shard_count");
+  if (j.contains("devices")) m.devices = get_string(j, w, "devices");
   return m;
 }
 

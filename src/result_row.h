@@ -80,6 +80,10 @@ struct RunMetadata {
   uint64_t seed = 0;
   std::string timing_mode;     // "graph" | "stream"
   bool cold_cache = true;
+  // Sharded sweeps (--shard K/N): which shard this report holds; -1 and 0 when not sharded.
+  int shard_index = -1;
+  int shard_count = 0;
+  std::string devices;         // GPUs that measured the rows, e.g. "node12:0,node12:1"
 };
 
 }  // namespace mha

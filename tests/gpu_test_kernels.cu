@@ -73,11 +73,13 @@ TEST(Kernels, EveryCompiledKernelPassesTheBasicSuite) {
       p.seed = 3;
       ProblemData data(p, 1);
       const auto ref = reference_output(p, data);
-      for (int partitions : p.partitions) {
-        const VerifyOutcome r = verify_point(k, p, data, partitions, ref);
-        EXPECT_EQ(r.status, Status::kPassed)
-            << k.name << " " << p.shape.name << " p" << partitions << ": " << r.reason;
-      }
+      for (int partitions : p.partitions)
+        for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate}) {
+          const VerifyOutcome r = verify_point(k, p, data, partitions, ref, mode);
+          EXPECT_EQ(r.status, Status::kPassed) << k.name << " " << p.shape.name << " p" << partitions
+                                               << (mode == ReduceMode::kFused ? " fused" : " separate")
+                                               << ": " << r.reason;
+        }
     }
   }
 }
@@ -102,8 +104,10 @@ TEST(Kernels, DeliberatelyBrokenKernelsFailVerification) {
     Problem p = make_problem(c.bad.traits, c.spec);
     ProblemData data(p, 1);
     const auto ref = reference_output(p, data);
-    const VerifyOutcome bad = verify_point(c.bad, p, data, c.partitions, ref);
-    EXPECT_EQ(bad.status, Status::kIncorrect) << c.bad.name << " passed " << p.shape.name;
+    for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate}) {
+      const VerifyOutcome bad = verify_point(c.bad, p, data, c.partitions, ref, mode);
+      EXPECT_EQ(bad.status, Status::kIncorrect) << c.bad.name << " passed " << p.shape.name;
+    }
     const VerifyOutcome good = verify_point(c.good, p, data, c.partitions, ref);
     EXPECT_EQ(good.status, Status::kPassed) << c.good.name << ": " << good.reason;
   }

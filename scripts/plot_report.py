@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Plots an mha-tune sweep report (PNG, matplotlib Agg).
+
+  plot_report.py REPORT.json [--defaults DEFAULTS.json] [--out-dir DIR] [--problem NAME]
+
+Writes <stem>_bandwidth.png: achieved GB/s against keys (log2 axis), one line per shape, for the
+best passed configuration per problem; dashed: the defaults' configuration (the JSON that
+`mha-tune select --out-json` writes); dotted: the peak read bandwidth measured in the same run.
+Writes <stem>_heatmap.png: median time (us) of every passed (tile, partitions) on one problem
+(default: the longest batch-1 problem). Exit 2 on a missing or malformed file.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+TILE_KEYS = ("bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
+
+
+def die(msg):
+    print(f"plot_report.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_json(path, what):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        die(f"{path}: cannot read the {what}: {e.strerror}")
+    except ValueError as e:
+        die(f"{path}: the {what} is not valid JSON: {e}")
+
+
+def load_report(path):
+    rep = load_json(path, "report")
+    if not isinstance(rep, dict) or rep.get("schema_version") != 1:
+        die(f"{path}: not an mha-tune report (schema_version 1 expected)")
+    if not isinstance(rep.get("rows"), list) or not isinstance(rep.get("metadata"), dict):
+        die(f"{path}: 'rows' (a list) and 'metadata' (an object) are required")
+    for i, r in enumerate(rep["rows"]):
+        for key in ("kernel", "problem", "partitions", "status", "time", "achieved_gbps"):
+            if key not in r:
+                die(f"{path}: rows[{i}].{key}: missing")
+    return rep
+
+
+def tile_name(kernel):
+    """decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_..._s4_wsk -> bm16_bn64_..._s4_wsk."""
+    m = re.search(r"bm\d+_.*$", kernel)
+    return m.group(0) if m else kernel
+
+
+def best_rows(rows):
+    best = {}
+    for r in rows:
+        if r["status"] != "passed":
+            continue
+        name = r["problem"]["name"]
+        if name not in best or r["time"]["median_us"] < best[name]["time"]["median_us"]:
+            best[name] = r
+    return best
+
+
+def default_rows(defaults, rows):
+    """problem name -> the report row of the defaults' (tile, partitions) on that problem."""
+    choice = {}  # problem name -> (tile dict or kernel name, partitions)
+    if isinstance(defaults, dict) and isinstance(defaults.get("buckets"), list):
+        for r in rows:
+            p = r["problem"]
+            for b in defaults["buckets"]:
+                if (b.get("dtype"), b.get("depth"), b.get("group"), b.get("kv"), b.get("mask")) == (
+                        p["dtype"], p["depth"], p["heads"] // max(1, p["kv_heads"]), p["kv"], p["mask"]) and \
+                        b.get("work_units") == p["batch"] * p["kv_heads"] and \
+                        b.get("min_keys", 0) <= p["keys"] <= b.get("max_keys", -1):
+                    choice[p["name"]] = (b.get("tile"), b.get("partitions"))
+    elif isinstance(defaults, dict):  # a plain mapping: problem -> {"kernel", "partitions"}
+        for name, c in defaults.items():
+            if isinstance(c, dict) and "kernel" in c and "partitions" in c:
+                choice[name] = (c["kernel"], c["partitions"])
+    found = {}
+    for r in rows:
+        c = choice.get(r["problem"]["name"])
+        if r["status"] != "passed" or c is None or r["partitions"] != c[1]:
+            continue
+        if isinstance(c[0], dict):
+            if all(r.get("traits", {}).get(k) == c[0].get(k) for k in TILE_KEYS):
+                found[r["problem"]["name"]] = r
+        elif r["kernel"] == c[0]:
+            found[r["problem"]["name"]] = r
+    return found
+
+
+def shape_key(p):
+    return (p["batch"], p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv"], p["mask"],
+            p.get("has_sink", False))
+
+
+def shape_label(key, varying):
+    b, h, kv, d, dt, kvk, mask, sink = key
+    label = f"b{b} h{h}/kv{kv}"
+    extra = [f"d{d}", dt, kvk, mask, "sink" if sink else ""]
+    return label + "".join(f" {e}" for i, e in enumerate(extra) if varying[i] and e)
+
+
+def plot_bandwidth(plt, rep, defaults, path):
+    meta, best = rep["metadata"], best_rows(rep["rows"])
+    dflt = default_rows(defaults, rep["rows"]) if defaults is not None else {}
+    keys = sorted({shape_key(r["problem"]) for r in best.values()})
+    varying = [len({k[i] for k in keys}) > 1 for i in range(3, 8)]
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for i, key in enumerate(keys):
+        color = f"C{i % 10}"
+        pts = sorted((r["problem"]["keys"], r["achieved_gbps"]) for r in best.values()
+                     if shape_key(r["problem"]) == key)
+        ax.plot(*zip(*pts), marker="o", color=color, label=shape_label(key, varying) + " best")
+        dpts = sorted((r["problem"]["keys"], r["achieved_gbps"]) for r in dflt.values()
+                      if shape_key(r["problem"]) == key)
+        if dpts:
+            ax.plot(*zip(*dpts), ls="--", marker="x", color=color, label=shape_label(key, varying) + " default")
+    peak = meta.get("peak_read_gbps")
+    if isinstance(peak, (int, float)) and peak > 0:
+        ax.axhline(peak, color="k", ls=":", label=f"measured peak read {peak:.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("keys per sequence")
+    ax.set_ylabel("achieved bandwidth (GB/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(f"mha-tune decode, best configuration per problem - {meta.get('gpu_name', '?')}")
+    if keys or peak:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def heatmap_problem(rows):
+    passed = [r["problem"] for r in rows if r["status"] == "passed"]
+    if not passed:
+        return None
+    b1 = [p for p in passed if p["batch"] == 1] or passed
+    return max(b1, key=lambda p: (p["keys"], p["name"]))["name"]
+
+
+def plot_heatmap(plt, rep, problem, path):
+    import numpy as np
+    cells = {}
+    for r in rep["rows"]:
+        if r["status"] == "passed" and r["problem"]["name"] == problem:
+            cells[(tile_name(r["kernel"]), r["partitions"])] = r["time"]["median_us"]
+    tiles = sorted({t for t, _ in cells})
+    parts = sorted({p for _, p in cells})
+    grid = np.full((len(tiles), len(parts)), np.nan)
+    for (t, p), us in cells.items():
+        grid[tiles.index(t), parts.index(p)] = us
+    fig, ax = plt.subplots(figsize=(1.0 * len(parts) + 5.5, 0.32 * len(tiles) + 1.8))
+    from matplotlib.colors import LogNorm
+    lo, hi = np.nanmin(grid), np.nanmax(grid)
+    norm = LogNorm(lo, max(hi, lo * 1.01))  # log: P = 1 can be 10x the rest
+    im = ax.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap="viridis_r", norm=norm)
+    ax.set_xticks(range(len(parts)), [str(p) for p in parts])
+    ax.set_yticks(range(len(tiles)), tiles, fontsize=7)
+    ax.set_xlabel("split-K partitions")
+    for i in range(len(tiles)):
+        for j in range(len(parts)):
+            if not math.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=6,
+                        color="w" if norm(grid[i, j]) > 0.55 else "k",
+                        fontweight="bold" if grid[i, j] == lo else "normal")
+    cb = fig.colorbar(im, ax=ax, label="median time (us)")
+    from matplotlib.ticker import FormatStrFormatter
+    for axis in (cb.ax.yaxis.set_major_formatter, cb.ax.yaxis.set_minor_formatter):
+        axis(FormatStrFormatter("%.0f"))
+    ax.set_title(f"{problem} - {rep['metadata'].get('gpu_name', '?')}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("report")
+    ap.add_argument("--defaults", help="JSON written by `mha-tune select --out-json`")
+    ap.add_argument("--out-dir", help="where to write the PNGs (default: next to the report)")
+    ap.add_argument("--problem", help="problem name for the heatmap")
+    a = ap.parse_args(argv)
+    rep = load_report(a.report)
+    defaults = load_json(a.defaults, "defaults") if a.defaults else None
+    if defaults is not None and not isinstance(defaults, dict):
+        print(f"plot_report.py: {a.defaults}: not a JSON object; defaults not drawn", file=sys.stderr)
+        defaults = None
+    problem = a.problem or heatmap_problem(rep["rows"])
+    if a.problem and not any(r["problem"]["name"] == a.problem for r in rep["rows"]):
+        die(f"{a.report}: no row has problem '{a.problem}'")
+    out_dir = a.out_dir or os.path.dirname(os.path.abspath(a.report))
+    os.makedirs(out_dir, exist_ok=True)
+    stem = os.path.join(out_dir, os.path.splitext(os.path.basename(a.report))[0])
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plot_bandwidth(plt, rep, defaults, stem + "_bandwidth.png")
+    print(f"wrote {stem}_bandwidth.png")
+    if problem and any(r["status"] == "passed" and r["problem"]["name"] == problem for r in rep["rows"]):
+        plot_heatmap(plt, rep, problem, stem + "_heatmap.png")
+        print(f"wrote {stem}_heatmap.png ({problem})")
+    else:
+        print(f"plot_report.py: no passed row for the heatmap{f' of {problem}' if problem else ''}; "
+              "heatmap not written", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

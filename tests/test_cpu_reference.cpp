@@ -1,0 +1,116 @@
+// Host tests for the float64 CPU reference (src/reference.h) on cases small enough to compute by
+// hand: one key, equal scores, sinks, windows, chunks and the GQA head mapping.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "problem.h"
+#include "problem_data.h"
+#include "reference.h"
+
+namespace mha {
+namespace {
+
+constexpr int kD = 64;
+
+struct Case {
+  Problem p;
+  HostInputs in;
+  // n keys, heads/kv_heads heads, one sequence; q = e0, key j = score_j * sqrt(d) * e0 so that
+  // s_j = score_j with the default scale 1/sqrt(d); v of key j, kv head h = (100 h + j + 1) * e_c.
+  Case(const std::vector<float>& scores, int heads = 1, int kv_heads = 1) {
+    const int n = static_cast<int>(scores.size());
+    p.shape.batch = 1;
+    p.shape.heads = heads;
+    p.shape.kv_heads = kv_heads;
+    p.shape.depth = kD;
+    p.shape.keys = n;
+    p.lengths = {n};
+    in.lengths = {n};
+    in.max_len = n;
+    in.q.assign(size_t(heads) * kD, 0.f);
+    for (int h = 0; h < heads; ++h) in.q[size_t(h) * kD] = 1.f;
+    in.k.assign(size_t(n) * kv_heads * kD, 0.f);
+    in.v.assign(in.k.size(), 0.f);
+    for (int j = 0; j < n; ++j)
+      for (int h = 0; h < kv_heads; ++h) {
+        in.k[(size_t(j) * kv_heads + h) * kD] = scores[j] * std::sqrt(float(kD));
+        for (int c = 0; c < kD; ++c) in.v[(size_t(j) * kv_heads + h) * kD + c] = v(j, h, c);
+      }
+  }
+  static float v(int j, int h, int c) { return float(100 * h + j + 1) * (c % 2 ? -1.f : 1.f); }
+  std::vector<double> run() { return cpu_reference(p, in); }
+};
+
+// Expects head `head`'s output column c to equal sum_j weight_j * v(j, kv_head, c).
+void expect_mix(const std::vector<double>& out, int head, int kv_head,
+                const std::vector<double>& weights) {
+  for (int c = 0; c < kD; ++c) {
+    double want = 0;
+    for (size_t j = 0; j < weights.size(); ++j) want += weights[j] * Case::v(int(j), kv_head, c);
+    ASSERT_NEAR(out[size_t(head) * kD + c], want, 1e-9 * (1 + std::abs(want))) << "col " << c;
+  }
+}
+
+TEST(CpuReference, OneKeyGivesItsValue) {
+  Case t({3.f});
+  expect_mix(t.run(), 0, 0, {1});
+}
+
+TEST(CpuReference, EqualScoresGiveTheMean) {
+  Case t({0.7f, 0.7f});
+  expect_mix(t.run(), 0, 0, {0.5, 0.5});
+}
+
+TEST(CpuReference, UnequalScoresFollowSoftmax) {
+  Case t({0.f, std::log(3.f)});
+  expect_mix(t.run(), 0, 0, {0.25, 0.75});
+}
+
+TEST(CpuReference, SinkEqualToTheOnlyScoreHalvesTheValue) {
+  Case t({1.5f});
+  t.p.shape.has_sink = true;
+  t.in.sink_logits = {1.5f};
+  expect_mix(t.run(), 0, 0, {0.5});
+}
+
+TEST(CpuReference, WindowOfOneGivesTheLastKey) {
+  Case t({5.f, 4.f, 0.f});
+  t.p.shape.mask = "window";
+  t.p.shape.window = 1;
+  expect_mix(t.run(), 0, 0, {0, 0, 1});
+}
+
+TEST(CpuReference, KeyBeyondTheWindowIsIgnored) {
+  Case t({9.f, 0.f, 0.f});  // key 0 would dominate if it were visible
+  t.p.shape.mask = "window";
+  t.p.shape.window = 2;
+  expect_mix(t.run(), 0, 0, {0, 0.5, 0.5});
+  t.p.shape.window = 3;  // window == n: key 0 back in
+  const double e9 = std::exp(9.0), z = e9 + 2;
+  expect_mix(t.run(), 0, 0, {e9 / z, 1 / z, 1 / z});
+}
+
+TEST(CpuReference, ChunkedWithLengthOnABoundary) {
+  // n = 5, chunk 4: the query (position 4) starts chunk 1 alone.
+  Case t({1.f, 1.f, 1.f, 1.f, 2.f});
+  t.p.shape.mask = "chunked";
+  t.p.shape.chunk = 4;
+  expect_mix(t.run(), 0, 0, {0, 0, 0, 0, 1});
+  // n = 4, chunk 2: keys 2 and 3 only.
+  Case u({7.f, 7.f, 0.f, 0.f});
+  u.p.shape.mask = "chunked";
+  u.p.shape.chunk = 2;
+  expect_mix(u.run(), 0, 0, {0, 0, 0.5, 0.5});
+}
+
+TEST(CpuReference, GqaHeadReadsKvHeadOverGroup) {
+  // 6 heads, 2 KV heads (group 3): heads 0-2 read KV head 0, heads 3-5 KV head 1.
+  Case t({0.f, 0.f}, 6, 2);
+  const auto out = t.run();
+  for (int h = 0; h < 6; ++h) expect_mix(out, h, h / 3, {0.5, 0.5});
+}
+
+}  // namespace
+}  // namespace mha

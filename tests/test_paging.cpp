@@ -1,0 +1,80 @@
+// Host tests for the KV operands (kernels/kv_operand.cuh): every (b, key, kv_head) maps to a
+// distinct, in-bounds row, following the layouts written in decode_params.cuh.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "kv_operand.cuh"
+
+namespace mha {
+namespace {
+
+constexpr int kDepth = 64;
+const std::vector<int> kLens = {1, 37, 100, 16, 45};  // none a multiple of 7; some not of 16
+
+TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
+  for (int page_size : {1, 7, 16}) {
+    const int batch = static_cast<int>(kLens.size()), kv_heads = 3;
+    const int max_len = *std::max_element(kLens.begin(), kLens.end());
+    const int max_pages = (max_len + page_size - 1) / page_size;
+    int num_pages = 0;
+    for (int n : kLens) num_pages += (n + page_size - 1) / page_size;
+    num_pages += 2;  // spare pages nobody uses
+    std::vector<int> physical(num_pages);
+    std::iota(physical.begin(), physical.end(), 0);
+    std::shuffle(physical.begin(), physical.end(), std::mt19937(page_size));
+    std::vector<int> table(size_t(batch) * max_pages, -1);
+    int next = 0;
+    for (int b = 0; b < batch; ++b)
+      for (int i = 0; i < (kLens[b] + page_size - 1) / page_size; ++i)
+        table[size_t(b) * max_pages + i] = physical[next++];
+
+    DecodeParams p;
+    p.batch = batch;
+    p.kv_heads = kv_heads;
+    p.page_size = page_size;
+    p.max_pages_per_seq = max_pages;
+    p.page_table = table.data();
+    const long long total = (long long)num_pages * page_size * kv_heads * kDepth;
+    std::set<long long> seen;
+    for (int b = 0; b < batch; ++b)
+      for (int key = 0; key < kLens[b]; ++key)
+        for (int h = 0; h < kv_heads; ++h) {
+          const long long off = PagedKv::row_offset(p, b, key, h, kDepth);
+          const int page = table[size_t(b) * max_pages + key / page_size];
+          const long long expect =
+              ((static_cast<long long>(page) * page_size + key % page_size) * kv_heads + h) * kDepth;
+          ASSERT_EQ(off, expect) << "page_size=" << page_size << " b=" << b << " key=" << key;
+          ASSERT_GE(off, 0);
+          ASSERT_LE(off + kDepth, total);
+          ASSERT_EQ(off % kDepth, 0);
+          ASSERT_TRUE(seen.insert(off).second) << "row reused: b=" << b << " key=" << key;
+        }
+  }
+}
+
+TEST(Paging, ContiguousRowsAreDistinctInBoundsAndFollowTheLayout) {
+  const int batch = static_cast<int>(kLens.size()), kv_heads = 3, max_keys = 101;
+  DecodeParams p;
+  p.batch = batch;
+  p.kv_heads = kv_heads;
+  p.max_keys = max_keys;
+  const long long total = (long long)batch * max_keys * kv_heads * kDepth;
+  std::set<long long> seen;
+  for (int b = 0; b < batch; ++b)
+    for (int key = 0; key < kLens[b]; ++key)
+      for (int h = 0; h < kv_heads; ++h) {
+        const long long off = ContiguousKv::row_offset(p, b, key, h, kDepth);
+        ASSERT_EQ(off, ((static_cast<long long>(b) * max_keys + key) * kv_heads + h) * kDepth);
+        ASSERT_GE(off, 0);
+        ASSERT_LE(off + kDepth, total);
+        ASSERT_TRUE(seen.insert(off).second);
+      }
+}
+
+}  // namespace
+}  // namespace mha

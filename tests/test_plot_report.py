@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Tests of scripts/plot_report.py on a small synthetic report: PNGs written (with and without
+defaults), exit 2 on a missing or malformed report. Skipped when matplotlib is not importable."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO, "scripts", "plot_report.py")
+
+try:
+    import matplotlib  # noqa: F401
+    HAVE_MPL = True
+except ImportError:
+    HAVE_MPL = False
+
+TILE = dict(bm=16, bn=64, bk=32, wm=16, wn=16, threads=128, stages=4, warp_split_k=False)
+
+
+def row(batch, keys, stages, wsk, partitions, us, status="passed"):
+    tile = dict(TILE, stages=stages, warp_split_k=wsk)
+    name = (f"decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s{stages}"
+            + ("_wsk" if wsk else ""))
+    problem = dict(name=f"b{batch}_h32_kv8_d128_n{keys}_bf16_contig_null", batch=batch, heads=32,
+                   kv_heads=8, depth=128, dtype="bf16", out_dtype="bf16", kv="contig", page_size=0,
+                   mask="null", window=0, chunk=0, has_sink=False, keys=keys, lengths="")
+    traits = dict(tile, dtype="bf16", out_dtype="bf16", depth=128, group=4, kv="contig",
+                  mask="null", has_sink=False, smem_bytes=1000)
+    nbytes = 2.0 * batch * keys * 8 * 128 * 2
+    return dict(kernel=name, traits=traits, problem=problem, partitions=partitions, status=status,
+                reason="" if status == "passed" else "x",
+                time=dict(median_us=us, min_us=us, mean_us=us, stdev_us=0.0, samples=10),
+                bytes=nbytes, achieved_gbps=nbytes / (us * 1e-6) / 1e9, peak_fraction=0.5,
+                rel_l2_error=0.001, max_abs_error=0.001, sm_clock_mhz=1980.0, throttled=False,
+                device=0)
+
+
+def synthetic_report():
+    rows = []
+    for batch in (1, 8):
+        for keys in (512, 4096, 32768):
+            for stages in (2, 4):
+                for wsk in (False, True):
+                    for p in (1, 4, 16):
+                        us = 5 + keys * batch / 2e3 / (1 + p / 8) + stages + wsk
+                        rows.append(row(batch, keys, stages, wsk, p, us))
+    rows.append(row(1, 32768, 2, False, 64, 1.0, status="incorrect"))  # must not be plotted
+    meta = dict(schema_version=1, tool_version="0.1.0", git_commit="x", gpu_name="Test GPU",
+                sm_count=132, peak_read_gbps=4400.0, timing_mode="graph", cold_cache=True)
+    return dict(schema_version=1, metadata=meta, rows=rows)
+
+
+def load_module():
+    spec = importlib.util.spec_from_file_location("plot_report", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class PureTest(unittest.TestCase):  # no matplotlib needed
+    def test_tile_name_and_defaults_lookup(self):
+        pr = load_module()
+        self.assertEqual(pr.tile_name("decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16"
+                                      "_t128_s4_wsk"), "bm16_bn64_bk32_wm16_wn16_t128_s4_wsk")
+        rows = synthetic_report()["rows"]
+        defaults = {"buckets": [dict(dtype="bf16", depth=128, group=4, kv="contig", mask="null",
+                                     work_units=8, min_keys=4096, max_keys=8191,
+                                     tile=dict(TILE, stages=2), partitions=4)]}
+        found = pr.default_rows(defaults, rows)
+        self.assertEqual(list(found), ["b1_h32_kv8_d128_n4096_bf16_contig_null"])
+        r = found["b1_h32_kv8_d128_n4096_bf16_contig_null"]
+        self.assertEqual((r["partitions"], r["traits"]["stages"], r["traits"]["warp_split_k"]), (4, 2, False))
+        best = pr.best_rows(rows)
+        self.assertEqual(best["b1_h32_kv8_d128_n32768_bf16_contig_null"]["status"], "passed")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+
+
+@unittest.skipUnless(HAVE_MPL, "matplotlib is not importable: plot_report.py tests skipped "
+                               "(pip install matplotlib numpy to run them)")
+class PlotReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.report = os.path.join(self.dir, "sweep_x.json")
+        with open(self.report, "w") as f:
+            json.dump(synthetic_report(), f)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def assert_png(self, path):
+        self.assertTrue(os.path.isfile(path), path)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_writes_both_pngs(self):
+        out = os.path.join(self.dir, "plots")
+        r = run(self.report, "--out-dir", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_png(os.path.join(out, "sweep_x_bandwidth.png"))
+        self.assert_png(os.path.join(out, "sweep_x_heatmap.png"))
+        self.assertIn("b1_h32_kv8_d128_n32768_bf16_contig_null", r.stdout)  # longest batch-1
+
+    def test_defaults_and_problem(self):
+        defaults = {"schema_version": 1, "buckets": [
+            dict(dtype="bf16", depth=128, group=4, kv="contig", mask="null", work_units=8,
+                 min_keys=256, max_keys=65535, tile=dict(TILE, stages=2), partitions=4)]}
+        dpath = os.path.join(self.dir, "defaults.json")
+        with open(dpath, "w") as f:
+            json.dump(defaults, f)
+        r = run(self.report, "--defaults", dpath, "--problem", "b8_h32_kv8_d128_n512_bf16_contig_null")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_png(os.path.join(self.dir, "sweep_x_bandwidth.png"))
+        self.assertIn("b8_h32_kv8_d128_n512", r.stdout)
+        mapping = os.path.join(self.dir, "mapping.json")  # the plain mapping form
+        with open(mapping, "w") as f:
+            json.dump({"b1_h32_kv8_d128_n512_bf16_contig_null": {
+                "kernel": synthetic_report()["rows"][0]["kernel"], "partitions": 1}}, f)
+        r = run(self.report, "--defaults", mapping, "--out-dir", self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_bad_inputs_exit_2(self):
+        r = run(os.path.join(self.dir, "missing.json"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("missing.json", r.stderr)
+        bad = os.path.join(self.dir, "bad.json")
+        with open(bad, "w") as f:
+            f.write("{not json")
+        r = run(bad)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not valid JSON", r.stderr)
+        with open(bad, "w") as f:
+            json.dump({"schema_version": 1, "metadata": {}, "rows": [{"kernel": "k"}]}, f)
+        r = run(bad)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("rows[0].problem", r.stderr)
+        r = run(self.report, "--problem", "nope")
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,157 @@
+// Host tests for problem specs, instantiation, names, step bytes and the built-in suites
+// (src/problem.h): errors name the key, and the suites contain DESIGN.md's edge cases.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "errors.h"
+#include "problem.h"
+
+namespace mha {
+namespace {
+
+KernelTraits traits(const std::string& mask = "null") {
+  KernelTraits t;
+  t.dtype = "bf16";
+  t.out_dtype = "bf16";
+  t.depth = 128;
+  t.group = 4;
+  t.kv = "contig";
+  t.mask = mask;
+  t.bm = 16, t.bn = 64, t.bk = 32, t.wm = 16, t.wn = 16, t.threads = 128, t.stages = 4;
+  return t;
+}
+
+// The UsageError message of parsing `spec`, or "" when it parses.
+std::string parse_error(const std::string& spec) {
+  try {
+    parse_problem_spec(spec);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Problem, ParseErrorsNameTheKey) {
+  EXPECT_NE(parse_error("keys=abc").find("keys"), std::string::npos);
+  EXPECT_NE(parse_error("keys=0").find("keys"), std::string::npos);
+  EXPECT_NE(parse_error("keys=10:x").find("keys"), std::string::npos);
+  EXPECT_NE(parse_error("batch=-1").find("batch"), std::string::npos);
+  EXPECT_NE(parse_error("depth=96").find("depth"), std::string::npos);
+  EXPECT_NE(parse_error("mask=diagonal").find("mask"), std::string::npos);
+  EXPECT_NE(parse_error("partitions=two").find("partitions"), std::string::npos);
+  EXPECT_NE(parse_error("q_std=inf").find("q_std"), std::string::npos);
+  EXPECT_NE(parse_error("keys").find("key=value"), std::string::npos);
+  const std::string unknown = parse_error("keys=10,colour=red");
+  EXPECT_NE(unknown.find("colour"), std::string::npos);
+  EXPECT_NE(unknown.find("partitions"), std::string::npos);  // the known keys are listed
+  EXPECT_EQ(parse_error("keys=10,partitions=1:4,window=0"), "");
+}
+
+TEST(Problem, ListsAndAutoPartitions) {
+  const ProblemSpec s = parse_problem_spec("keys=1:37:4097,partitions=auto:4:8");
+  EXPECT_EQ(s.keys, (std::vector<int>{1, 37, 4097}));
+  EXPECT_EQ(s.partitions, (std::vector<int>{4, 8}));
+  EXPECT_TRUE(s.partitions_auto);
+  const ProblemSpec a = parse_problem_spec("keys=5,partitions=auto");
+  EXPECT_TRUE(a.partitions.empty());
+  EXPECT_TRUE(a.partitions_auto);
+  std::string why;
+  const auto problems = instantiate(a, traits(), &why);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_TRUE(problems[0].partitions_auto);
+  EXPECT_TRUE(problems[0].partitions.empty());
+  EXPECT_EQ(instantiate(parse_problem_spec("keys=5"), traits(), &why)[0].partitions,
+            std::vector<int>{1});
+}
+
+TEST(Problem, InstantiateFillsFromTheFamilyAndRejectsMismatches) {
+  std::string why;
+  const auto ps = instantiate(parse_problem_spec("keys=100:200,batch=3"), traits(), &why);
+  ASSERT_EQ(ps.size(), 2u);
+  EXPECT_EQ(ps[1].shape.keys, 200);
+  EXPECT_EQ(ps[1].lengths, std::vector<int>(3, 200));
+  EXPECT_EQ(ps[0].shape.heads, ps[0].shape.kv_heads * 4);
+  EXPECT_EQ(ps[0].shape.depth, 128);
+  EXPECT_NE(ps[0].shape.name, ps[1].shape.name);
+
+  why.clear();
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=10,depth=64"), traits(), &why).empty());
+  EXPECT_NE(why.find("depth"), std::string::npos) << why;
+  why.clear();
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=10,mask=window"), traits(), &why).empty());
+  EXPECT_NE(why.find("mask"), std::string::npos) << why;
+  EXPECT_THROW(instantiate(parse_problem_spec("batch=2"), traits(), &why), UsageError);
+}
+
+TEST(Problem, NamesAreStableAndDistinct) {
+  std::string why;
+  const auto named = instantiate(parse_problem_spec("name=llama,keys=1:4097"), traits(), &why);
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named[0].shape.name, "llama_n1");
+  EXPECT_EQ(named[1].shape.name, "llama_n4097");
+  const auto w1 = instantiate(parse_problem_spec("keys=100,window=1"), traits("window"), &why);
+  const auto w2 = instantiate(parse_problem_spec("keys=100,window=2"), traits("window"), &why);
+  ASSERT_EQ(w1.size(), 1u);
+  EXPECT_NE(problem_name(w1[0]), problem_name(w2[0]));
+  EXPECT_EQ(problem_name(w1[0]), w1[0].shape.name);
+}
+
+TEST(Problem, StepBytesCountOnlyVisibleKeys) {
+  std::string why;
+  const auto null = instantiate(parse_problem_spec("keys=131072,kv_heads=8"), traits(), &why)[0];
+  const auto win = instantiate(parse_problem_spec("keys=131072,kv_heads=8,window=4096"),
+                               traits("window"), &why)[0];
+  const double row = 8.0 * 128 * 2 * 2;        // K and V, 8 KV heads, d128, bf16
+  const double qo = 32.0 * 128 * (2 + 2);      // q in, output out
+  EXPECT_DOUBLE_EQ(step_bytes(null, 1), 131072 * row + qo);
+  EXPECT_DOUBLE_EQ(step_bytes(win, 1), 4096 * row + qo);
+  EXPECT_GT(step_bytes(null, 4), step_bytes(null, 1));  // partials written and read back
+}
+
+TEST(Problem, EdgeSuiteHasTheContractsEdgeCases) {
+  const KernelTraits t = traits("window");
+  const auto suite = builtin_suite("edge", t);
+  bool window_one = false, window_past_n = false, parts_past_tiles = false, n_one = false;
+  for (const auto& p : suite) {
+    EXPECT_EQ(p.lengths.size(), size_t(p.shape.batch)) << p.shape.name;
+    if (p.shape.window == 1) window_one = true;
+    if (p.shape.window > p.max_length()) window_past_n = true;
+    if (p.max_length() == 1) n_one = true;
+    const int tiles = (p.max_length() + t.bn - 1) / t.bn;
+    for (int parts : p.partitions) parts_past_tiles |= parts > tiles;
+  }
+  EXPECT_TRUE(window_one);
+  EXPECT_TRUE(window_past_n);
+  EXPECT_TRUE(parts_past_tiles);
+  EXPECT_TRUE(n_one);
+  EXPECT_FALSE(builtin_suite("basic", t).empty());
+  EXPECT_THROW(builtin_suite("nonsense", t), UsageError);
+}
+
+TEST(Problem, MalformedProblemFileNamesTheFile) {
+  const std::string path = ::testing::TempDir() + "mha_bad_problems.json";
+  std::ofstream(path) << "{\"problems\": [ {\"keys\": 10,, } ]";
+  try {
+    read_problem_file(path);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << R"({"problems": [{"keys": [1, 2]}, {"keys": "x"}]})";
+  try {
+    read_problem_file(path);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find("problems[1]"), std::string::npos) << m;
+    EXPECT_NE(m.find("keys"), std::string::npos) << m;
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace mha
