@@ -23,6 +23,7 @@ import datetime
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -190,14 +191,16 @@ def make_row(provider, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2
 
 
 def make_metadata(gpu_name="", sm_count=0, l2_bytes=0, peak_gbps=0.0, command_line="", seed=1,
-                  driver_version="", cuda_version="", git_commit="unknown", timestamp=None):
+                  driver_version="", cuda_version="", git_commit="unknown", timestamp=None,
+                  devices=""):
     ts = timestamp or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"schema_version": 1, "tool_version": "peers.py", "git_commit": git_commit,
             "gpu_name": gpu_name, "sm_count": int(sm_count), "sm_clock_max_mhz": 0.0,
             "mem_clock_max_mhz": 0.0, "l2_bytes": int(l2_bytes), "driver_version": driver_version,
             "cuda_version": cuda_version, "timestamp": ts, "config_file": "", "config_hash": "",
             "command_line": command_line, "peak_read_gbps": number(float(peak_gbps)),
-            "seed": int(seed), "timing_mode": "graph", "cold_cache": True}
+            "seed": int(seed), "timing_mode": "graph", "cold_cache": True,
+            "shard_index": -1, "shard_count": 0, "devices": devices}
 
 
 def make_report(meta, rows):
@@ -408,7 +411,8 @@ def gpu_metadata(torch, peak, args):
     except OSError:
         commit = ""
     return make_metadata(props.name, props.multi_processor_count, l2, peak, " ".join(sys.argv),
-                         args.seed, driver, torch.version.cuda or "", commit or "unknown"), l2
+                         args.seed, driver, torch.version.cuda or "", commit or "unknown",
+                         devices=f"{socket.gethostname()}:{torch.cuda.current_device()}"), l2
 
 
 def run(args, problems):
