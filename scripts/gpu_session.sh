@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU session in one call: build what is missing, verify, sanitize, sweep a slice, and print
 # a short table last. Logs go to $OUT (or ./gpu-logs). Usage: scripts/gpu_session.sh [STEP...]
-# Steps: build verify edge sanitize tests sweep (default: all but sweep).
+# Steps: build verify edge sanitize tests sweep main resume noise reduce peers
+# (default: build verify edge sanitize tests).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-gpu-logs}"
@@ -60,6 +61,50 @@ for step in "${steps[@]}"; do
       build-gpu/mha-tune sweep --config configs/default.json ${SWEEP_ARGS:-} --out "$OUT/sweep" >"$OUT/sweep.log" 2>&1; rc=$?
       note "sweep: rc=$rc, $((SECONDS - t0)) s"
       sed -n '/Best configuration per problem/,$p' "$OUT/sweep.log"
+      ;;
+    main)  # the README's main job, as a new user runs it
+      t0=$SECONDS
+      ./scripts/sweep.sh --quiet --out "$OUT/default_sweep" >"$OUT/main.log" 2>&1; rc=$?
+      note "main sweep (./scripts/sweep.sh): rc=$rc, $((SECONDS - t0)) s"
+      ;;
+    resume)  # interrupted then resumed must give the same rows as one uninterrupted run
+      t0=$SECONDS
+      args=(--config configs/default.json --filter '*g4*bn64_bk32*s2*' --quiet)
+      build/mha-tune sweep "${args[@]}" --out "$OUT/whole" >"$OUT/resume.log" 2>&1
+      timeout -s INT 6 build/mha-tune sweep "${args[@]}" --out "$OUT/parts" >>"$OUT/resume.log" 2>&1; rc1=$?
+      build/mha-tune sweep "${args[@]}" --out "$OUT/parts" --resume >>"$OUT/resume.log" 2>&1; rc2=$?
+      same=$(python3 -c "
+import json,sys
+k=lambda f:sorted((r['kernel'],r['problem']['name'],r['partitions'],r['status']) for r in json.load(open(f))['rows'])
+a,b=k('$OUT/whole.json'),k('$OUT/parts.json'); print(len(a),len(b),'same rows' if a==b else 'DIFFERENT rows')")
+      note "interrupt (rc=$rc1) + resume (rc=$rc2): $same, $((SECONDS - t0)) s"
+      ;;
+    noise)  # the same sweep twice: medians within 3% for points over 20 us
+      t0=$SECONDS
+      args=(--config configs/default.json --filter '*g4*' --quiet)
+      build/mha-tune sweep "${args[@]}" --out "$OUT/noise_a" >"$OUT/noise.log" 2>&1
+      build/mha-tune sweep "${args[@]}" --out "$OUT/noise_b" >>"$OUT/noise.log" 2>&1
+      build/mha-tune compare "$OUT/noise_a.json" "$OUT/noise_b.json" >"$OUT/noise_compare.md" 2>&1; rc=$?
+      spread=$(python3 -c "
+import json
+a={(r['kernel'],r['problem']['name'],r['partitions']):r['time']['median_us'] for r in json.load(open('$OUT/noise_a.json'))['rows'] if r['status']=='passed'}
+b={(r['kernel'],r['problem']['name'],r['partitions']):r['time']['median_us'] for r in json.load(open('$OUT/noise_b.json'))['rows'] if r['status']=='passed'}
+d=sorted(abs(b[k]/a[k]-1) for k in a if k in b and a[k]>20)
+print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[int(len(d)*.95)]:.2f}%, max {100*d[-1]:.2f}%, over 3%: {sum(x>0.03 for x in d)}')")
+      note "noise (g4 family twice): compare rc=$rc; $spread; $((SECONDS - t0)) s"
+      ;;
+    reduce)  # side by side: split-K reduce as a separate launch vs fused (the main sweep)
+      t0=$SECONDS
+      build/mha-tune sweep --config configs/default.json --filter '*g4*' --reduce separate --quiet \
+        --out "$OUT/separate_reduce" >"$OUT/reduce.log" 2>&1; rc=$?
+      note "separate-reduce sweep (g4 family): rc=$rc, $((SECONDS - t0)) s"
+      ;;
+    peers)
+      t0=$SECONDS
+      python3 scripts/peers.py --out "$OUT/peers" \
+        --problems "b=1,h=32,kv=8,n=512:2048:8192:32768:131072;b=8,h=32,kv=8,n=512:2048:8192:32768:131072;b=1,h=64,kv=8,n=512:2048:8192:32768:131072;b=8,h=64,kv=8,n=512:2048:8192:32768:131072;b=1,h=32,kv=32,n=512:2048:8192:32768:131072;b=8,h=32,kv=32,n=512:2048:8192:32768:131072" \
+        >"$OUT/peers.log" 2>&1; rc=$?
+      note "peers.py (torch SDPA flash + cudnn): rc=$rc, $((SECONDS - t0)) s"
       ;;
   esac
 done

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +35,14 @@ namespace mha {
 
 
 namespace {
+
+// Ctrl-C (or SIGTERM) asks the sweep to stop after the point in flight: the journal and reports
+// then hold every finished point and --resume continues. A second Ctrl-C kills as usual.
+std::atomic<bool> g_stop_requested{false};
+extern "C" void request_stop(int signal_number) {
+  g_stop_requested = true;
+  std::signal(signal_number, SIG_DFL);
+}
 
 struct SweepOptions {
   std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "fused";
@@ -210,6 +220,8 @@ int run_sweep(const SweepOptions& o) {
   cudaStream_t stream;
   MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   const auto t0 = std::chrono::steady_clock::now();
   size_t position = 0, measured_now = 0;
   int incorrect = 0;
@@ -222,6 +234,7 @@ int run_sweep(const SweepOptions& o) {
     for (const KernelEntry* k : item.kernels) {
       for (int partitions : problem.partitions) {
         ++position;
+        if (g_stop_requested) break;
         ResultRow row = point_row(*k, problem, partitions, o.device);
         const std::string key = point_key(row);
         if (journal->done_keys().count(key)) continue;
@@ -294,6 +307,11 @@ int run_sweep(const SweepOptions& o) {
   }
   cudaStreamDestroy(stream);
   write_reports(prefix, *journal);
+  if (g_stop_requested) {
+    fmt::print(stderr, "\ninterrupted: {} row(s) kept in {}; rerun with --resume to continue\n",
+               journal->rows().size(), journal_path);
+    return kExitInterrupted;
+  }
   print_best_table(journal->rows());
   fmt::print("\nreports: {0}.json, {0}.csv (journal {1}); {2} row(s)\n", prefix, journal_path,
              journal->rows().size());

@@ -9,7 +9,13 @@
 
 namespace mha {
 
-enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitEnvironment = 3 };
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,
+  kExitUsage = 2,
+  kExitEnvironment = 3,
+  kExitInterrupted = 130,  // a sweep stopped by Ctrl-C after saving what it measured
+};
 
 // Bad input: a config, problem or report file, or a flag. The message names the file, the key
 // and what is wrong.
