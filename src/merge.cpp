@@ -42,8 +42,8 @@ std::string shard_label(const RunMetadata& m) {
 void require_same(const std::string& what, const std::string& a, const std::string& b,
                   const MergeInput& first, const MergeInput& other, const std::string& hint) {
   if (a == b) return;
-  throw UsageError(fmt::format("{}: metadata.{}: '{}' differs from '{}' in {}; {}", other.file, what,
-                               b, a, first.file, hint));
+  throw UsageError(fmt::format("{}: metadata.{}: '{}' differs from '{}' in {}; {}", other.file,
+                               what, b, a, first.file, hint));
 }
 
 void check_shard_fields(const std::vector<MergeInput>& inputs) {
@@ -51,10 +51,11 @@ void check_shard_fields(const std::vector<MergeInput>& inputs) {
   for (const MergeInput& in : inputs) {
     const RunMetadata& m = in.report.meta;
     if (m.shard_count != first.report.meta.shard_count) {
-      throw UsageError(fmt::format("{}: metadata.shard_count: {} ({}) differs from {} in {} ({}); "
-                                   "these are not shards of one split",
-                                   in.file, m.shard_count, shard_label(m), first.report.meta.shard_count,
-                                   first.file, shard_label(first.report.meta)));
+      throw UsageError(
+          fmt::format("{}: metadata.shard_count: {} ({}) differs from {} in {} ({}); "
+                      "these are not shards of one split",
+                      in.file, m.shard_count, shard_label(m), first.report.meta.shard_count,
+                      first.file, shard_label(first.report.meta)));
     }
     if (m.shard_count > 0 && (m.shard_index < 0 || m.shard_index >= m.shard_count)) {
       throw UsageError(fmt::format("{}: metadata.shard_index: {} is not in [0, {})", in.file,
@@ -156,7 +157,8 @@ MergeResult merge_reports(const std::vector<MergeInput>& inputs, bool allow_diff
       if (fresh) {
         result.rows.push_back(row);
       } else {
-        result.duplicates.push_back(fmt::format("{} (in {} and {})", key, it->second->file, in->file));
+        result.duplicates.push_back(
+            fmt::format("{} (in {} and {})", key, it->second->file, in->file));
       }
     }
   }
@@ -179,7 +181,8 @@ int run_merge(const std::vector<std::string>& files, const std::string& out_pref
 
   for (const std::string& w : merged.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (!merged.duplicates.empty()) {
-    fmt::print(stderr, "warning: {} duplicate row(s), the same point in two reports; the first is kept:\n",
+    fmt::print(stderr,
+               "warning: {} duplicate row(s), the same point in two reports; the first is kept:\n",
                merged.duplicates.size());
     for (size_t i = 0; i < merged.duplicates.size() && i < kMaxListed; ++i) {
       fmt::print(stderr, "  {}\n", merged.duplicates[i]);
@@ -201,8 +204,11 @@ int run_merge(const std::vector<std::string>& files, const std::string& out_pref
   }
   if (!merged.complete()) {
     std::string missing;
-    for (int s : merged.missing_shards) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", s);
-    fmt::print(stderr, "error: incomplete: shard(s) {} of {} missing (0..{}); the merged report lacks their rows\n",
+    for (int s : merged.missing_shards)
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", s);
+    fmt::print(stderr,
+               "error: incomplete: shard(s) {} of {} missing (0..{}); the merged report lacks "
+               "their rows\n",
                missing, merged.shard_count, merged.shard_count - 1);
     return kExitFailure;
   }

@@ -49,8 +49,8 @@ std::vector<size_t> lpt_order(const std::vector<SweepPoint>& points) {
 }  // namespace
 
 double point_cost(const ProblemShape& shape, int partitions) {
-  const double kv_bytes =
-      double(shape.batch) * visible_keys(shape, std::max(shape.keys, 0)) * shape.kv_heads * shape.depth * 4;
+  const double kv_bytes = double(shape.batch) * visible_keys(shape, std::max(shape.keys, 0)) *
+                          shape.kv_heads * shape.depth * 4;
   // Partials each partition writes and the reduce reads back (fp32 o, m, l per query head).
   const double partial_bytes =
       partitions > 1 ? 2.0 * shape.batch * shape.heads * partitions * (shape.depth + 2) * 4 : 0.0;
@@ -78,7 +78,8 @@ ShardSpec parse_shard(const std::string& text) {
 }
 
 std::vector<int> assign_shards(const std::vector<SweepPoint>& points, int num_shards) {
-  if (num_shards < 1) throw UsageError(fmt::format("shard count {} must be at least 1", num_shards));
+  if (num_shards < 1)
+    throw UsageError(fmt::format("shard count {} must be at least 1", num_shards));
   using Load = std::pair<double, int>;  // (load, shard): the smallest pair is the least loaded
   std::priority_queue<Load, std::vector<Load>, std::greater<Load>> loads;
   for (int s = 0; s < num_shards; ++s) loads.push({0.0, s});
@@ -135,7 +136,8 @@ std::optional<size_t> WorkQueue::next(int worker) {
   auto others_busy = [&] {
     return std::any_of(held_.begin(), held_.end(), [](const auto& h) { return h.has_value(); });
   };
-  changed_.wait(lock, [&] { return retired_.count(worker) || !pending_.empty() || !others_busy(); });
+  changed_.wait(lock,
+                [&] { return retired_.count(worker) || !pending_.empty() || !others_busy(); });
   if (retired_.count(worker) || pending_.empty()) return std::nullopt;
   const size_t point = order_[*pending_.begin()];
   pending_.erase(pending_.begin());

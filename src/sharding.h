@@ -72,9 +72,9 @@ class WorkQueue {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<size_t> order_;              // rank -> point index (LPT order)
-  std::vector<size_t> rank_of_;            // point index -> rank
-  std::set<size_t> pending_;               // ranks not handed out
+  std::vector<size_t> order_;                // rank -> point index (LPT order)
+  std::vector<size_t> rank_of_;              // point index -> rank
+  std::set<size_t> pending_;                 // ranks not handed out
   std::vector<std::optional<size_t>> held_;  // worker -> point it is running
   std::set<int> retired_;
 };

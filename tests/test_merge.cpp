@@ -57,12 +57,14 @@ std::vector<ResultRow> sweep_rows() {
 // Splits `rows` as a sweep with --shard K/3 would and writes one report per shard.
 std::vector<std::string> write_shards(const std::vector<ResultRow>& rows, const std::string& tag) {
   std::vector<SweepPoint> points;
-  for (const ResultRow& r : rows) points.push_back({point_key(r), point_cost(r.problem, r.partitions)});
+  for (const ResultRow& r : rows)
+    points.push_back({point_key(r), point_cost(r.problem, r.partitions)});
   const std::vector<int> shard = assign_shards(points, 3);
   std::vector<std::string> files;
   for (int s = 0; s < 3; ++s) {
     RunMetadata m = sweep_meta();
-    m.command_line += " --shard " + std::to_string(s) + "/3 --out results/shards/shard_" + std::to_string(s);
+    m.command_line +=
+        " --shard " + std::to_string(s) + "/3 --out results/shards/shard_" + std::to_string(s);
     m.shard_index = s;
     m.shard_count = 3;
     m.devices = "node" + std::to_string(s) + ":0";
@@ -164,8 +166,10 @@ TEST(Merge, DifferentSweepRefused) {
 
 TEST(Merge, SweepIdentityIgnoresPerShardOptions) {
   RunMetadata a = sweep_meta(), b = sweep_meta();
-  a.command_line = "build/mha-tune sweep --config c.json --shard 0/8 --out results/shards/shard_0 --seed 7";
-  b.command_line = "/scratch/mha-tune sweep --shard=5/8 --config c.json --out=x --device 1 --resume --seed 7";
+  a.command_line =
+      "build/mha-tune sweep --config c.json --shard 0/8 --out results/shards/shard_0 --seed 7";
+  b.command_line =
+      "/scratch/mha-tune sweep --shard=5/8 --config c.json --out=x --device 1 --resume --seed 7";
   EXPECT_EQ(sweep_identity(a), "sweep --config c.json --seed 7");
   EXPECT_EQ(sweep_identity(a), sweep_identity(b));
   b.command_line += " --warm";

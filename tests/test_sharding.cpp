@@ -23,7 +23,8 @@ std::vector<SweepPoint> synthetic_points(size_t n, uint32_t seed) {
   std::vector<SweepPoint> points;
   for (size_t i = 0; i < n; ++i) {
     const double cost = i % 7 == 0 ? 1000.0 * bucket(rng) : std::pow(1.26, exponent(rng)) * 100.0;
-    points.push_back({"kernel_" + std::to_string(i % 13) + "|problem_" + std::to_string(i) + "|p1", cost});
+    points.push_back(
+        {"kernel_" + std::to_string(i % 13) + "|problem_" + std::to_string(i) + "|p1", cost});
   }
   return points;
 }
@@ -64,7 +65,8 @@ TEST(Sharding, IndependentOfInputOrder) {
     std::vector<SweepPoint> shuffled;
     for (size_t i : perm) shuffled.push_back(points[i]);
     const std::vector<int> again = assign_shards(shuffled, n);
-    for (size_t j = 0; j < perm.size(); ++j) EXPECT_EQ(again[j], base[perm[j]]) << points[perm[j]].key;
+    for (size_t j = 0; j < perm.size(); ++j)
+      EXPECT_EQ(again[j], base[perm[j]]) << points[perm[j]].key;
   }
 }
 
