@@ -23,7 +23,8 @@ struct Partial {
 };
 
 // One partition's keys [begin, end), processed online as the decode kernel does.
-Partial run_partition(const std::vector<float>& s, const std::vector<float>& v, int begin, int end) {
+Partial run_partition(const std::vector<float>& s, const std::vector<float>& v, int begin,
+                      int end) {
   Partial p;
   std::vector<float> acc(kD, 0.f);
   for (int j = begin; j < end; ++j) {
@@ -75,7 +76,8 @@ void check(const std::vector<float>& s, const std::vector<float>& v, std::vector
   cuts.insert(cuts.begin(), 0);
   cuts.push_back(static_cast<int>(s.size()));
   std::vector<Partial> parts;
-  for (size_t i = 0; i + 1 < cuts.size(); ++i) parts.push_back(run_partition(s, v, cuts[i], cuts[i + 1]));
+  for (size_t i = 0; i + 1 < cuts.size(); ++i)
+    parts.push_back(run_partition(s, v, cuts[i], cuts[i + 1]));
   const auto got = combine(parts, sink);
   const auto want = direct(s, v, sink);
   std::vector<float> abs_v(v);
@@ -97,10 +99,13 @@ TEST(OnlineSoftmax, CombineEqualsDirectSoftmaxForAnyPartitioning) {
     for (auto& x : s) x = magnitude * normal(rng);
     for (auto& x : v) x = normal(rng);
     s[3] = s[17] = -INFINITY;  // masked keys
-    if (magnitude == 100.f) { s[5] = 100.f; s[30] = -100.f; }
-    for (std::optional<float> sink : {std::optional<float>{}, std::optional<float>{0.5f},
-                                      std::optional<float>{s[5] + 60.f},
-                                      std::optional<float>{s[5] - 60.f}}) {
+    if (magnitude == 100.f) {
+      s[5] = 100.f;
+      s[30] = -100.f;
+    }
+    for (std::optional<float> sink :
+         {std::optional<float>{}, std::optional<float>{0.5f}, std::optional<float>{s[5] + 60.f},
+          std::optional<float>{s[5] - 60.f}}) {
       for (int P : {1, 2, 3, 5, 8, 40, 64}) {
         std::vector<int> cuts;
         for (int i = 1; i < P; ++i) cuts.push_back(std::min(n, i * ((n + P - 1) / P)));
@@ -123,7 +128,8 @@ TEST(OnlineSoftmax, SinkIsCountedOnceWhateverP) {
     std::vector<Partial> parts;
     cuts.insert(cuts.begin(), 0);
     cuts.push_back(n);
-    for (size_t i = 0; i + 1 < cuts.size(); ++i) parts.push_back(run_partition(s, v, cuts[i], cuts[i + 1]));
+    for (size_t i = 0; i + 1 < cuts.size(); ++i)
+      parts.push_back(run_partition(s, v, cuts[i], cuts[i + 1]));
     EXPECT_NEAR(combine(parts, 2.f)[0], 2.5 * 6 / 7, 1e-5);
   }
 }
@@ -134,6 +140,7 @@ TEST(OnlineSoftmax, EmptyStatesStayFinite) {
   EXPECT_EQ(partition_weight(-INFINITY, 0.f, -INFINITY), 0.f);
   EXPECT_EQ(partition_weight(-INFINITY, 0.f, 5.f), 0.f);
   EXPECT_EQ(sink_weight(-INFINITY, 3.f), 0.f);
+  EXPECT_EQ(sink_weight(-INFINITY, -INFINITY), 0.f);  // no sink, no keys
   // All partitions empty, no sink: 0, not NaN.
   const std::vector<float> s(4, -INFINITY), v(4 * kD, 1.f);
   std::vector<Partial> parts(3);

@@ -47,7 +47,8 @@ TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
           const long long off = PagedKv::row_offset(p, b, key, h, kDepth);
           const int page = table[size_t(b) * max_pages + key / page_size];
           const long long expect =
-              ((static_cast<long long>(page) * page_size + key % page_size) * kv_heads + h) * kDepth;
+              ((static_cast<long long>(page) * page_size + key % page_size) * kv_heads + h) *
+              kDepth;
           ASSERT_EQ(off, expect) << "page_size=" << page_size << " b=" << b << " key=" << key;
           ASSERT_GE(off, 0);
           ASSERT_LE(off + kDepth, total);

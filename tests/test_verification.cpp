@@ -31,7 +31,12 @@ TEST(Verification, ExactMatchAndZeroReferencePass) {
   EXPECT_TRUE(zero.passed) << zero.reason;
   EXPECT_EQ(zero.rel_l2, 0);
   EXPECT_FALSE(compare_outputs({0, 0.5f, 0}, {0, 0, 0}, kTol).passed);  // zero ref, wrong out
-  EXPECT_FALSE(compare_outputs({1, 2}, {1, 2, 3}, kTol).passed);        // size mismatch
+  // Zero ref, every element a little off (under max_abs, not under rel L2 taken absolutely).
+  const ErrorReport spread =
+      compare_outputs(std::vector<float>(100, 0.03f), std::vector<double>(100, 0.0), kTol);
+  EXPECT_FALSE(spread.passed);
+  EXPECT_NEAR(spread.rel_l2, 0.3, 1e-6);
+  EXPECT_FALSE(compare_outputs({1, 2}, {1, 2, 3}, kTol).passed);  // size mismatch
 }
 
 TEST(Verification, RelativeL2AtTheThreshold) {
@@ -61,7 +66,8 @@ TEST(Verification, MaxAbsCatchesOneBadElement) {
 
 TEST(Verification, TolerancePerDtype) {
   const Tolerance bf16 = tolerance_for("bf16", "bf16"), fp16 = tolerance_for("fp16", "fp16");
-  const Tolerance fp16_f32 = tolerance_for("fp16", "fp32"), fp16_bf16 = tolerance_for("fp16", "bf16");
+  const Tolerance fp16_f32 = tolerance_for("fp16", "fp32"),
+                  fp16_bf16 = tolerance_for("fp16", "bf16");
   EXPECT_LT(fp16.rel_l2, bf16.rel_l2);  // fp16 keeps 3 more mantissa bits
   EXPECT_LT(fp16.max_abs, bf16.max_abs);
   EXPECT_LE(fp16_f32.rel_l2, fp16.rel_l2);
