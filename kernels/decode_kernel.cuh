@@ -414,8 +414,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
         tid == 0 && atomicAdd(counter, 1u) == static_cast<unsigned>(p.partitions - 1));
     if (!is_last) return;
     __threadfence();
-    for (int row = 0; row < rows; ++row)
-      combine_partitions<Out, T::kHasSink, T::kFault>(p, b, head0 + row, kDepth, tid, T::kThreads);
+    // The drained pipeline buffers hold the combine's scratch; the launcher falls back to the
+    // separate reduce when they are too small for this partition count.
+    combine_partitions<Out, T::kHasSink, T::kFault>(p, b, head0, rows, kDepth,
+                                                    reinterpret_cast<float*>(smem + Layout::kPipeline));
     if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }
 }

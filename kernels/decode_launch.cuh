@@ -33,12 +33,18 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
     if (err != cudaSuccess) return err;
     configured_devices.fetch_or(bit);
   }
+  // The fused combine keeps its scratch in the drained pipeline buffers; beyond what they hold
+  // (very many partitions) the reduce runs as its own launch.
+  DecodeParams args = p;
+  constexpr int kScratchFloats = DecodeSmemLayout<T>::kQ / 4;
+  if (combine_scratch_floats(T::kBM, p.partitions) > kScratchFloats) args.split_counters = nullptr;
   const dim3 grid(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
-  decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(p);
+  decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(args);
   err = cudaGetLastError();
-  if (err != cudaSuccess || p.partitions == 1 || p.split_counters != nullptr) return err;
+  if (err != cudaSuccess || p.partitions == 1 || args.split_counters != nullptr) return err;
   splitk_reduce_kernel<typename T::Out, T::kHasSink, T::kFault>
-      <<<dim3(p.heads, p.batch), T::kDepth, 0, stream>>>(p, T::kDepth);
+      <<<dim3(p.heads, p.batch), T::kDepth, combine_scratch_floats(1, p.partitions) * sizeof(float),
+         stream>>>(p, T::kDepth);
   return cudaGetLastError();
 }
 
