@@ -17,3 +17,10 @@ add_test(NAME gpu.verify_rejects_broken_kernels
                  -P "${PROJECT_SOURCE_DIR}/tests/expect_verify_failure.cmake")
 set_tests_properties(gpu.verify_rejects_broken_kernels PROPERTIES LABELS gpu
     SKIP_REGULAR_EXPRESSION "no CUDA device: GPU test skipped")
+
+# The sweep tests run the real binary.
+if(TARGET gpu_test_sweep)
+  target_compile_definitions(gpu_test_sweep PRIVATE MHA_TUNE_BINARY="$<TARGET_FILE:mha-tune>")
+  target_include_directories(gpu_test_sweep PRIVATE "${PROJECT_SOURCE_DIR}/tests")
+  add_dependencies(gpu_test_sweep mha-tune)
+endif()

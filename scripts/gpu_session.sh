@@ -5,7 +5,10 @@
 # (default: build verify edge sanitize tests).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-OUT="${OUT:-gpu-logs}"
+# Everything lands in $OUT/run and is packed into $OUT/run.tgz at the end (the device tool
+# returns at most 8 files).
+FINAL_OUT="${OUT:-gpu-logs}"
+OUT="$FINAL_OUT/run"
 mkdir -p "$OUT"
 steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(build verify edge sanitize tests)
@@ -29,7 +32,8 @@ for step in "${steps[@]}"; do
       t0=$SECONDS
       build build-gpu configs/default.json -DMHA_BUILD_TESTS=OFF; rc1=$?
       build build-gpu-features configs/features.json -DMHA_BUILD_TESTS=ON; rc2=$?
-      note "build: default rc=$rc1, features(+tests) rc=$rc2, $((SECONDS - t0)) s"
+      build build-gpu-paged configs/paged.json -DMHA_BUILD_TESTS=OFF; rc3=$?
+      note "build: default rc=$rc1, features(+tests) rc=$rc2, paged rc=$rc3, $((SECONDS - t0)) s"
       tail -5 "$OUT"/build_*.log | grep -E "error|FAILED" | head -20
       ;;
     verify)
@@ -41,6 +45,10 @@ for step in "${steps[@]}"; do
       t0=$SECONDS
       build-gpu-features/mha-tune verify --suite edge --quiet >"$OUT/verify_edge.log" 2>&1; rc=$?
       note "verify --suite edge features.json: rc=$rc, $((SECONDS - t0)) s: $(tail -1 "$OUT/verify_edge.log")"
+      build-gpu-features/mha-tune verify --suite edge --reduce separate --quiet >"$OUT/verify_edge_separate.log" 2>&1; rc=$?
+      note "verify --suite edge --reduce separate: rc=$rc: $(tail -1 "$OUT/verify_edge_separate.log")"
+      build-gpu-paged/mha-tune verify --suite edge --quiet >"$OUT/verify_edge_paged.log" 2>&1; rc=$?
+      note "verify --suite edge paged.json: rc=$rc: $(tail -1 "$OUT/verify_edge_paged.log")"
       ;;
     sanitize)
       t0=$SECONDS
@@ -76,7 +84,7 @@ for step in "${steps[@]}"; do
       same=$(python3 -c "
 import json,sys
 k=lambda f:sorted((r['kernel'],r['problem']['name'],r['partitions'],r['status']) for r in json.load(open(f))['rows'])
-a,b=k('$OUT/whole.json'),k('$OUT/parts.json'); print(len(a),len(b),'same rows' if a==b else 'DIFFERENT rows')")
+a,b=k('$OUT/whole.json'),k('$OUT/parts.json'); print(len(a),len(b),'same rows' if a==b else 'DIFFERENT rows: %s | %s' % (sorted(set(a)-set(b))[:3], sorted(set(b)-set(a))[:3]))")
       note "interrupt (rc=$rc1) + resume (rc=$rc2): $same, $((SECONDS - t0)) s"
       ;;
     noise)  # the same sweep twice: medians within 3% for points over 20 us
@@ -99,6 +107,19 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
         --out "$OUT/separate_reduce" >"$OUT/reduce.log" 2>&1; rc=$?
       note "separate-reduce sweep (g4 family): rc=$rc, $((SECONDS - t0)) s"
       ;;
+    paged)
+      t0=$SECONDS
+      build-gpu-paged/mha-tune sweep --config configs/paged.json --quiet --out "$OUT/paged_sweep" >"$OUT/paged.log" 2>&1; rc=$?
+      note "paged sweep: rc=$rc, $((SECONDS - t0)) s"
+      ;;
+    dump)  # --dump files must let anyone recompute the result: numpy float64 from the dumped inputs
+      t0=$SECONDS
+      rm -rf "$OUT/dump"
+      build-gpu-features/mha-tune verify --filter '*g7_contig_chunked_sink*' --dump "$OUT/dump" \
+        --problem "batch=2,kv_heads=2,keys=300,chunk=100,partitions=3,sink_mean=1" --quiet >"$OUT/dump.log" 2>&1; rc=$?
+      check=$(python3 scripts/check_dump.py "$OUT/dump" 2>&1 | tail -1)
+      note "verify --dump: rc=$rc; $check"
+      ;;
     peers)
       t0=$SECONDS
       python3 scripts/peers.py --out "$OUT/peers" \
@@ -108,6 +129,8 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
       ;;
   esac
 done
+printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+tar czf "$FINAL_OUT/run.tgz" -C "$FINAL_OUT" run && rm -rf "$OUT"
 echo
 echo "=== summary ==="
 printf '%s\n' "${summary[@]}"

@@ -15,6 +15,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <mutex>
+#include <set>
+#include <unistd.h>
 
 #include "bandwidth_probe.h"
 #include "commands.h"
@@ -29,6 +33,7 @@
 #include "report_csv.h"
 #include "report_json.h"
 #include "select.h"
+#include "sharding.h"
 #include "step_timer.h"
 
 namespace mha {
@@ -46,6 +51,7 @@ extern "C" void request_stop(int signal_number) {
 
 struct SweepOptions {
   std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "fused";
+  std::string devices, shard;
   std::vector<std::string> filters, problem_specs;
   bool resume = false, quiet = false, warm = false, dry_run = false;
   int device = 0;
@@ -149,6 +155,153 @@ void print_best_table(const std::vector<ResultRow>& rows) {
                r->achieved_gbps, 100 * r->peak_fraction, r->partitions, r->kernel);
 }
 
+// What every device worker of one sweep shares. The journal is not thread-safe: every access
+// goes through journal_mutex.
+struct SweepContext {
+  const SweepOptions& options;
+  ReduceMode reduce;
+  TimingOptions timing;
+  std::string prefix, journal_path;
+  std::optional<Journal> journal;
+  std::mutex journal_mutex;
+  std::optional<std::set<std::string>> shard_keys;  // this shard's points; unset: all
+  size_t total = 0;
+  std::atomic<size_t> position{0}, measured{0};
+  std::atomic<int> incorrect{0};
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+// One GPU of the sweep: its stream, clock monitor and own measured peak bandwidth.
+struct DeviceWorker {
+  int device = 0;
+  DeviceProps props;
+  double peak_gbps = 0;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<GpuMonitor> monitor;
+};
+
+// A sticky CUDA error: this device's context is gone; its remaining work goes elsewhere.
+struct DeviceLost : std::runtime_error {
+  DeviceLost(const std::string& what, cudaError_t code) : std::runtime_error(what), code(code) {}
+  cudaError_t code;
+};
+
+// Verifies and times one point into `row` (status, errors, timing).
+void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, const Problem& problem,
+                   int partitions, const ProblemData& data, const std::vector<double>& ref, ResultRow& row) {
+  const VerifyOutcome v = verify_point(k, problem, data, partitions, ref, ctx.reduce);
+  row.status = v.status;
+  row.reason = v.reason;
+  row.rel_l2_error = v.error.rel_l2;
+  row.max_abs_error = v.error.max_abs;
+  row.bytes = step_bytes(problem, partitions);
+  if (v.status == Status::kIncorrect) ++ctx.incorrect;
+  if (v.status != Status::kPassed) return;
+  StepBuffers buffers(problem, partitions, ctx.reduce);
+  const TimingResult t = time_step(k, data, partitions, buffers, ctx.timing, w.stream);
+  const ClockReading clock = w.monitor->read();
+  row.time = t.stats;
+  row.achieved_gbps = row.bytes / (t.stats.median_us * 1e-6) / 1e9;
+  row.peak_fraction = w.peak_gbps > 0 ? row.achieved_gbps / w.peak_gbps : 0;
+  row.sm_clock_mhz = clock.sm_clock_mhz;
+  row.throttled = clock.throttled;
+}
+
+// Every point of one problem on one device; the problem's data and reference are made once.
+void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
+  const Problem& problem = item.problem;
+  const SweepOptions& o = ctx.options;
+  double best_us = 0;
+  std::string best_name;
+  std::unique_ptr<ProblemData> data;
+  std::vector<double> ref;
+  for (const KernelEntry* k : item.kernels) {
+    for (int partitions : problem.partitions) {
+      if (g_stop_requested) return;
+      ResultRow row = point_row(*k, problem, partitions, w.device);
+      const std::string key = point_key(row);
+      if (ctx.shard_keys && !ctx.shard_keys->count(key)) continue;
+      {
+        std::lock_guard<std::mutex> lock(ctx.journal_mutex);
+        if (ctx.journal->done_keys().count(key)) continue;
+        if (ctx.journal->crashed_keys().count(key)) {
+          ctx.journal->append_row(crashed_row(row));
+          continue;
+        }
+        ctx.journal->append_started(row);
+      }
+      const size_t position = ++ctx.position;
+      const std::string range = fmt::format("{} | {} | p{}", k->name, problem.shape.name, partitions);
+      nvtxRangePushA(range.c_str());
+      try {
+        if (!data) {
+          const int copies = o.warm ? 1 : rotation_copies(copy_bytes(problem), w.props.l2_bytes);
+          data = std::make_unique<ProblemData>(problem, copies);
+          ref = reference_output(problem, *data);
+        }
+        measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
+      } catch (const CudaError& e) {
+        cudaGetLastError();
+        row.status = is_unsupported_launch(e.code) ? Status::kNotSupported : Status::kFailed;
+        row.reason = e.what();
+        if (e.is_sticky() || e.code == cudaErrorNoDevice) {
+          nvtxRangePop();
+          std::lock_guard<std::mutex> lock(ctx.journal_mutex);
+          ctx.journal->append_row(row);
+          throw DeviceLost(fmt::format("GPU {}: {} (kernel {}, problem {}, partitions {})", w.device,
+                                       e.what(), k->name, problem.shape.name, partitions),
+                           e.code);
+        }
+      }
+      nvtxRangePop();
+      {
+        std::lock_guard<std::mutex> lock(ctx.journal_mutex);
+        ctx.journal->append_row(row);
+      }
+      const size_t measured = ++ctx.measured;
+      if (row.status == Status::kPassed && (best_us == 0 || row.time.median_us < best_us)) {
+        best_us = row.time.median_us;
+        best_name = fmt::format("{} p{}", k->name, partitions);
+      }
+      if (!o.quiet) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count();
+        const double eta = elapsed / measured * (ctx.total - std::min(ctx.total, position));
+        fmt::print("[{}/{}] {:.0f}s, ETA {:.0f}s  gpu{} {} p{}: {} {:.2f} us | best for {}: {:.2f} us ({})\n",
+                   position, ctx.total, elapsed, eta, w.device, k->name, partitions,
+                   status_name(row.status), row.time.median_us, problem.shape.name, best_us, best_name);
+      }
+    }
+  }
+}
+
+std::vector<int> parse_devices(const std::string& text, int fallback) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) require_device(0);  // throws
+  std::vector<int> devices;
+  if (text.empty()) devices = {fallback};
+  else if (text == "all") for (int d = 0; d < count; ++d) devices.push_back(d);
+  else {
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      try {
+        devices.push_back(std::stoi(item));
+      } catch (const std::exception&) {
+        throw UsageError(fmt::format("--devices '{}': '{}' is not a device index", text, item));
+      }
+    }
+  }
+  for (int d : devices)
+    if (d < 0 || d >= count)
+      throw UsageError(fmt::format("--devices '{}': device {} does not exist ({} CUDA device(s))", text, d, count));
+  return devices;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "host";
+}
+
 int run_sweep(const SweepOptions& o) {
   const auto kernels = select_kernels(o.filters);
   std::vector<ProblemSpec> specs;
@@ -158,9 +311,10 @@ int run_sweep(const SweepOptions& o) {
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
     throw UsageError("sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");
-  const ReduceMode reduce = reduce_mode_from_name(o.reduce);
+  SweepContext ctx{o, reduce_mode_from_name(o.reduce), {}, {}, {}, {}, {}, {}, 0, {0}, {0}, {0}};
   if (o.timing != "graph" && o.timing != "stream")
     throw UsageError(fmt::format("--timing: '{}' is not one of graph, stream", o.timing));
+  const std::optional<ShardSpec> shard = o.shard.empty() ? std::nullopt : std::optional(parse_shard(o.shard));
 
   if (o.dry_run) {  // the plan only: no GPU needed; "auto" resolved for an H200's 132 SMs
     const auto work = plan_work(specs, kernels, o, 132);
@@ -174,148 +328,128 @@ int run_sweep(const SweepOptions& o) {
     fmt::print("{} problem(s), {} point(s)\n", work.size(), points);
     return kExitOk;
   }
-  require_device(o.device);
-  const DeviceProps props = device_props(o.device);
-  const std::string prefix = !o.out_prefix.empty()
-                                 ? o.out_prefix
-                                 : fmt::format("results/{}_{}", slug(props.name), utc_now("%Y-%m-%d"));
-  std::filesystem::create_directories(std::filesystem::path(prefix).parent_path().empty()
-                                          ? "."
-                                          : std::filesystem::path(prefix).parent_path());
-  const std::string journal_path = prefix + ".journal.jsonl";
+  const std::vector<int> devices = parse_devices(o.devices, o.device);
+  require_device(devices.front());
+  const DeviceProps props = device_props(devices.front());
+  ctx.prefix = !o.out_prefix.empty() ? o.out_prefix
+                                     : fmt::format("results/{}_{}", slug(props.name), utc_now("%Y-%m-%d"));
+  const auto parent = std::filesystem::path(ctx.prefix).parent_path();
+  std::filesystem::create_directories(parent.empty() ? "." : parent);
+  ctx.journal_path = ctx.prefix + ".journal.jsonl";
 
-  std::optional<Journal> journal;
+  // One worker per GPU, each with the read bandwidth of its own GPU as its roofline.
+  std::vector<DeviceWorker> workers(devices.size());
+  std::string device_list;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    DeviceWorker& w = workers[i];
+    w.device = devices[i];
+    MHA_CUDA_CHECK(cudaSetDevice(w.device));
+    w.props = device_props(w.device);
+    if (w.props.name != props.name && !o.quiet)
+      fmt::print(stderr, "warning: GPU {} is a {}, GPU {} a {}\n", w.device, w.props.name, devices[0], props.name);
+    if (!o.quiet) fmt::print("measuring the peak read bandwidth of GPU {} ({}) ...\n", w.device, w.props.name);
+    w.peak_gbps = measure_peak_read_gbps();
+    if (!o.quiet) fmt::print("GPU {}: peak read bandwidth {:.0f} GB/s\n", w.device, w.peak_gbps);
+    MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
+    w.monitor = std::make_unique<GpuMonitor>(w.device);
+    device_list += fmt::format("{}{}:{}", device_list.empty() ? "" : ",", host_name(), w.device);
+  }
+
   if (o.resume) {
-    journal.emplace(Journal::open_resume(journal_path));
-    if (!o.quiet) fmt::print("resuming {}: {} point(s) already measured\n", journal_path, journal->rows().size());
+    ctx.journal.emplace(Journal::open_resume(ctx.journal_path));
+    const RunMetadata& m = ctx.journal->meta();
+    if (shard && (m.shard_index != shard->index || m.shard_count != shard->count))
+      throw UsageError(fmt::format("--resume --shard {}: {} holds shard {}/{}", o.shard, ctx.journal_path,
+                                   m.shard_index, m.shard_count));
+    if (!o.quiet) fmt::print("resuming {}: {} point(s) already measured\n", ctx.journal_path, ctx.journal->rows().size());
   } else {
     RunMetadata meta;
     meta.tool_version = tool_version();
     meta.git_commit = tool_git_commit();
-    describe_device(o.device, meta);
+    describe_device(devices.front(), meta);
     meta.timestamp = utc_now("%Y-%m-%dT%H:%M:%SZ");
     meta.config_file = o.config;
     meta.config_hash = o.config.empty() ? "" : fnv1a_hex(read_file(o.config));
     meta.command_line = o.command_line;
     meta.seed = o.seed;
-    meta.timing_mode = o.timing + (o.reduce == "separate" ? "+separate_reduce" : "");
+    meta.timing_mode = o.timing;
+    meta.reduce_mode = o.reduce;
     meta.cold_cache = !o.warm;
-    if (!o.quiet) fmt::print("measuring the peak read bandwidth of {} ...\n", props.name);
-    meta.peak_read_gbps = measure_peak_read_gbps();
-    if (!o.quiet) fmt::print("peak read bandwidth: {:.0f} GB/s\n", meta.peak_read_gbps);
-    journal.emplace(Journal::open_new(journal_path, meta));
+    meta.peak_read_gbps = workers.front().peak_gbps;
+    meta.devices = device_list;
+    if (shard) {
+      meta.shard_index = shard->index;
+      meta.shard_count = shard->count;
+    }
+    ctx.journal.emplace(Journal::open_new(ctx.journal_path, meta));
   }
-  const double peak_gbps = journal->meta().peak_read_gbps;
 
   const auto work = plan_work(specs, kernels, o, props.sm_count);
-  size_t total = 0;
-  for (const auto& w : work) total += w.kernels.size() * w.problem.partitions.size();
-  if (total == 0) throw UsageError("sweep: no selected kernel computes any problem of the suite");
+  std::vector<SweepPoint> points;
+  std::vector<SweepPoint> item_costs;  // one per problem: the sum of its points, to balance GPUs
+  for (const auto& item : work) {
+    SweepPoint item_cost{item.problem.shape.name, 0};
+    for (const KernelEntry* k : item.kernels)
+      for (int partitions : item.problem.partitions) {
+        const double cost = point_cost(item.problem.shape, partitions);
+        points.push_back({point_key(k->name, item.problem.shape.name, partitions), cost});
+        item_cost.cost_estimate += cost;
+      }
+    item_costs.push_back(item_cost);
+  }
+  if (shard) ctx.shard_keys = shard_keys(points, *shard);
+  ctx.total = ctx.shard_keys ? ctx.shard_keys->size() : points.size();
+  if (ctx.total == 0) throw UsageError("sweep: no selected kernel computes any problem of the suite");
+  ctx.timing.use_graph = o.timing == "graph";
+  ctx.timing.stop.time_budget_s = o.time_budget_s;
+  ctx.timing.stop.target_relative_error = o.target_error;
 
-  TimingOptions timing;
-  timing.use_graph = o.timing == "graph";
-  timing.stop.time_budget_s = o.time_budget_s;
-  timing.stop.target_relative_error = o.target_error;
-  GpuMonitor monitor(o.device);
-  cudaStream_t stream;
-  MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-
+  // Workers pull whole problems (their data and reference are shared by the problem's points),
+  // largest first; a GPU that fails hands its problem back and the others finish it.
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
-  const auto t0 = std::chrono::steady_clock::now();
-  size_t position = 0, measured_now = 0;
-  int incorrect = 0;
-  for (const auto& item : work) {
-    const Problem& problem = item.problem;
-    double best_us = 0;
-    std::string best_name;
-    std::unique_ptr<ProblemData> data;
-    std::vector<double> ref;
-    for (const KernelEntry* k : item.kernels) {
-      for (int partitions : problem.partitions) {
-        ++position;
-        if (g_stop_requested) break;
-        ResultRow row = point_row(*k, problem, partitions, o.device);
-        const std::string key = point_key(row);
-        if (journal->done_keys().count(key)) continue;
-        if (journal->crashed_keys().count(key)) {
-          journal->append_row(crashed_row(row));
-          continue;
-        }
-        journal->append_started(row);
-        const std::string range = fmt::format("{} | {} | p{}", k->name, problem.shape.name, partitions);
-        nvtxRangePushA(range.c_str());
+  WorkQueue queue(item_costs);
+  std::mutex error_mutex;
+  std::vector<std::string> lost;
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    threads.emplace_back([&, i] {
+      DeviceWorker& w = workers[i];
+      cudaSetDevice(w.device);
+      while (const auto next = queue.next(static_cast<int>(i))) {
         try {
-          if (!data) {
-            const int copies = o.warm ? 1 : rotation_copies(copy_bytes(problem), props.l2_bytes);
-            data = std::make_unique<ProblemData>(problem, copies);
-            ref = reference_output(problem, *data);
-          }
-          const VerifyOutcome v = verify_point(*k, problem, *data, partitions, ref, reduce);
-          row.status = v.status;
-          row.reason = v.reason;
-          row.rel_l2_error = v.error.rel_l2;
-          row.max_abs_error = v.error.max_abs;
-          row.bytes = step_bytes(problem, partitions);
-          if (v.status == Status::kPassed) {
-            StepBuffers buffers(problem, partitions, reduce);
-            const TimingResult t = time_step(*k, *data, partitions, buffers, timing, stream);
-            const ClockReading clock = monitor.read();
-            row.time = t.stats;
-            row.achieved_gbps = row.bytes / (t.stats.median_us * 1e-6) / 1e9;
-            row.peak_fraction = peak_gbps > 0 ? row.achieved_gbps / peak_gbps : 0;
-            row.sm_clock_mhz = clock.sm_clock_mhz;
-            row.throttled = clock.throttled;
-            if (best_us == 0 || row.time.median_us < best_us) {
-              best_us = row.time.median_us;
-              best_name = fmt::format("{} p{}", k->name, partitions);
-            }
-          } else if (v.status == Status::kIncorrect) {
-            ++incorrect;
-          }
-        } catch (const CudaError& e) {
-          nvtxRangePop();
-          if (e.is_sticky() || e.code == cudaErrorNoDevice) {
-            row.status = Status::kFailed;
-            row.reason = e.what();
-            journal->append_row(row);
-            write_reports(prefix, *journal);
-            throw CudaError(fmt::format("{} (kernel {}, problem {}, partitions {}); the journal {} keeps what "
-                                        "was measured: rerun with --resume to go on",
-                                        e.what(), k->name, problem.shape.name, partitions, journal_path),
-                            e.code);
-          }
-          cudaGetLastError();
-          row.status = is_unsupported_launch(e.code) ? Status::kNotSupported : Status::kFailed;
-          row.reason = e.what();
-          journal->append_row(row);
-          ++measured_now;
-          continue;
-        }
-        nvtxRangePop();
-        journal->append_row(row);
-        ++measured_now;
-        if (!o.quiet) {
-          const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          const double eta = measured_now ? elapsed / measured_now * (total - position) : 0;
-          fmt::print("[{}/{}] {:.0f}s, ETA {:.0f}s  {} p{}: {} {:.2f} us | best for {}: {:.2f} us ({})\n",
-                     position, total, elapsed, eta, k->name, partitions, status_name(row.status),
-                     row.time.median_us, problem.shape.name, best_us, best_name);
+          run_item(ctx, w, work[*next]);
+        } catch (const std::exception& e) {
+          queue.requeue(*next);
+          queue.retire(static_cast<int>(i));
+          std::lock_guard<std::mutex> lock(error_mutex);
+          lost.push_back(e.what());
+          return;
         }
       }
-    }
+    });
   }
-  cudaStreamDestroy(stream);
-  write_reports(prefix, *journal);
+  for (auto& t : threads) t.join();
+  for (auto& w : workers) {
+    cudaSetDevice(w.device);
+    cudaStreamDestroy(w.stream);
+  }
+  write_reports(ctx.prefix, *ctx.journal);
+  for (const auto& message : lost) fmt::print(stderr, "lost {}\n", message);
+  if (!lost.empty() && queue.pending() > 0)
+    throw CudaError(fmt::format("every GPU failed ({}); the journal {} keeps what was measured: rerun with --resume",
+                                lost.back(), ctx.journal_path),
+                    cudaErrorLaunchFailure);
   if (g_stop_requested) {
     fmt::print(stderr, "\ninterrupted: {} row(s) kept in {}; rerun with --resume to continue\n",
-               journal->rows().size(), journal_path);
+               ctx.journal->rows().size(), ctx.journal_path);
     return kExitInterrupted;
   }
-  print_best_table(journal->rows());
-  fmt::print("\nreports: {0}.json, {0}.csv (journal {1}); {2} row(s)\n", prefix, journal_path,
-             journal->rows().size());
-  return incorrect > 0 ? kExitFailure : kExitOk;
+  print_best_table(ctx.journal->rows());
+  fmt::print("\nreports: {0}.json, {0}.csv (journal {1}); {2} row(s)\n", ctx.prefix, ctx.journal_path,
+             ctx.journal->rows().size());
+  if (!lost.empty()) return kExitEnvironment;
+  return ctx.incorrect > 0 ? kExitFailure : kExitOk;
 }
 
 }  // namespace
@@ -336,6 +470,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--time-budget", o->time_budget_s, "Seconds of sampling per point at most");
   cmd->add_option("--target-error", o->target_error, "Stop sampling once the median's relative error is below this");
   cmd->add_option("--device", o->device, "CUDA device index");
+  cmd->add_option("--devices", o->devices, "Several GPUs of this host: all, or a list such as 0,1,3");
+  cmd->add_option("--shard", o->shard, "K/N: run the K-th of N deterministic slices (merge them with `merge`)");
   cmd->add_option("--seed", o->seed, "Seed of the synthetic inputs");
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->add_flag("--dry-run", o->dry_run, "Print the planned points and exit (no GPU needed)");

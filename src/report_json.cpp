@@ -225,6 +225,7 @@ json to_json_value(const RunMetadata& m) {
               {"peak_read_gbps", number(m.peak_read_gbps)},
               {"seed", m.seed},
               {"timing_mode", m.timing_mode},
+              {"reduce_mode", m.reduce_mode},
               {"cold_cache", m.cold_cache},
               {"shard_index", m.shard_index},
               {"shard_count", m.shard_count},
@@ -255,6 +256,7 @@ RunMetadata metadata_from_json(const json& j, const std::string& w) {
   if (j.contains("shard_index")) m.shard_index = get_int(j, w, "shard_index");
   if (j.contains("shard_count")) m.shard_count = get_int(j, w, "shard_count");
   if (j.contains("devices")) m.devices = get_string(j, w, "devices");
+  if (j.contains("reduce_mode")) m.reduce_mode = get_string(j, w, "reduce_mode");
   return m;
 }
 

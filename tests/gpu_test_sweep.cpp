@@ -1,0 +1,77 @@
+// GPU tests of the sweep as a user runs it: a tiny sweep writes a report of passed, timed rows;
+// --devices on one GPU, and two --shard slices merged, give the same set of rows.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "gpu_test_support.h"
+#include "report_json.h"
+
+namespace mha {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSweep = std::string(MHA_TUNE_BINARY) +
+                           " sweep --quiet --time-budget 0.02 --problem "
+                           "\"batch=1,kv_heads=2,keys=300:1000,partitions=1:3\"";
+
+int run(const std::string& command) {
+  const int status = std::system((command + " > /dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::set<std::tuple<std::string, std::string, int>> keys(const Report& r) {
+  std::set<std::tuple<std::string, std::string, int>> out;
+  for (const auto& row : r.rows) out.insert({row.kernel, row.problem.name, row.partitions});
+  return out;
+}
+
+class Sweep : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MHA_REQUIRE_GPU();
+    dir_ = fs::temp_directory_path() / ("mha_sweep_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(Sweep, TinySweepWritesPassedTimedRows) {
+  ASSERT_EQ(run(kSweep + " --out " + out("a")), 0);
+  const Report r = read_report_json(out("a") + ".json");
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_TRUE(fs::exists(out("a") + ".csv"));
+  EXPECT_GT(r.meta.peak_read_gbps, 0);
+  for (const auto& row : r.rows) {
+    EXPECT_EQ(row.status, Status::kPassed) << row.kernel << " " << row.problem.name << ": " << row.reason;
+    EXPECT_GT(row.time.median_us, 0);
+    EXPECT_GT(row.time.samples, 0);
+    EXPECT_GT(row.achieved_gbps, 0);
+  }
+}
+
+TEST_F(Sweep, DevicesAndShardsGiveTheSameRows) {
+  ASSERT_EQ(run(kSweep + " --out " + out("one")), 0);
+  ASSERT_EQ(run(kSweep + " --devices 0 --out " + out("devices")), 0);
+  ASSERT_EQ(run(kSweep + " --shard 0/2 --out " + out("s0")), 0);
+  ASSERT_EQ(run(kSweep + " --shard 1/2 --out " + out("s1")), 0);
+  ASSERT_EQ(run(std::string(MHA_TUNE_BINARY) + " merge " + out("s0") + ".json " + out("s1") + ".json --out " +
+                out("merged")),
+            0);
+  const auto expected = keys(read_report_json(out("one") + ".json"));
+  EXPECT_EQ(keys(read_report_json(out("devices") + ".json")), expected);
+  EXPECT_EQ(keys(read_report_json(out("merged") + ".json")), expected);
+  const auto s0 = keys(read_report_json(out("s0") + ".json"));
+  EXPECT_FALSE(s0.empty());
+  EXPECT_LT(s0.size(), expected.size());
+}
+
+}  // namespace
+}  // namespace mha
