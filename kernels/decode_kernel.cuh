@@ -83,17 +83,34 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     return reinterpret_cast<Elem*>(smem + Layout::kPipeline + s * T::kStageBytes +
                                    T::kKvTileBytes);
   };
-  // Keys past the sequence are zero-filled: their V rows then contribute 0 · 0, never NaN.
-  auto load_tile = [&](int tile, int stage) {
+  // Each thread copies the same kLoadsPerThread chunks (rows) of every tile. For a paged cache
+  // the page of each row is looked up one tile ahead (next_pages), so the page-table reads are
+  // in flight during the previous tile's math instead of stalling the copy issue: looked up at
+  // issue time, paged steps took 1.2-1.4x the contiguous time (docs/performance.md).
+  constexpr int kLoadsPerThread = kBN * kCpr / T::kThreads;
+  using Kv = typename T::KvOperand;
+  int next_pages[Kv::kHasLookup ? kLoadsPerThread : 1];
+  auto look_up_tile = [&](int tile) {
+    if constexpr (Kv::kHasLookup) {
+#pragma unroll
+      for (int j = 0; j < kLoadsPerThread; ++j) {
+        const int key = tile * kBN + (tid + j * T::kThreads) / kCpr;
+        next_pages[j] = key < n ? Kv::lookup(p, b, key) : 0;
+      }
+    }
+  };
+  // Keys past the sequence are zero-filled: their V rows contribute 0 · 0, never NaN.
+  auto issue_tile = [&](int tile, int stage) {
     Elem* k_s = k_stage(stage);
     Elem* v_s = v_stage(stage);
 #pragma unroll
-    for (int i = tid; i < kBN * kCpr; i += T::kThreads) {
+    for (int j = 0; j < kLoadsPerThread; ++j) {
+      const int i = tid + j * T::kThreads;
       const int r = i / kCpr, c = i % kCpr;
       const int key = tile * kBN + r;
       const bool in_range = key < n;
-      const long long off =
-          in_range ? T::KvOperand::row_offset(p, b, key, kv_head, kDepth) + c * 8 : 0;
+      const int page = Kv::kHasLookup ? next_pages[Kv::kHasLookup ? j : 0] : 0;
+      const long long off = in_range ? Kv::row_offset_from(p, b, key, kv_head, kDepth, page) + c * 8 : 0;
       ptx::cp_async_16(k_s + swizzled<kCpr>(r, c), k_base + off, in_range ? 16 : 0);
       ptx::cp_async_16(v_s + swizzled<kCpr>(r, c), v_base + off, in_range ? 16 : 0);
     }
@@ -102,9 +119,13 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // Start the pipeline first so the K/V loads overlap the Q load.
 #pragma unroll
   for (int s = 0; s < T::kStages - 1; ++s) {
-    if (s < num_tiles) load_tile(t_begin + s, s);
+    if (s < num_tiles) {
+      look_up_tile(t_begin + s);
+      issue_tile(t_begin + s, s);
+    }
     ptx::cp_async_commit();
   }
+  if (T::kStages - 1 < num_tiles) look_up_tile(t_begin + T::kStages - 1);
 
   const Elem* q_g = static_cast<const Elem*>(p.q) + (static_cast<long long>(b) * p.heads + head0) * kDepth;
   for (int i = tid; i < kBM * kCpr; i += T::kThreads) {
@@ -140,8 +161,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   for (int it = 0; it < num_tiles; ++it) {
     ptx::cp_async_wait<T::kStages - 2>();
     __syncthreads();  // tile `it` has landed for every thread; stage (it-1) is free to refill
-    if (it + T::kStages - 1 < num_tiles)
-      load_tile(t_begin + it + T::kStages - 1, (it + T::kStages - 1) % T::kStages);
+    if (it + T::kStages - 1 < num_tiles) {
+      issue_tile(t_begin + it + T::kStages - 1, (it + T::kStages - 1) % T::kStages);
+      if (it + T::kStages < num_tiles) look_up_tile(t_begin + it + T::kStages);
+    }
     ptx::cp_async_commit();
 
     const Elem* k_s = k_stage(it % T::kStages);
@@ -403,17 +426,17 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   }
 
   // Fused reduce: the last partition of these rows to finish combines all of them, which saves
-  // the second launch (the threadfence-reduction pattern: publish, fence, count, last one reads).
+  // the second launch. The barrier gathers the block's partial writes and one thread publishes
+  // them with a gpu-scope acq_rel atomic (cumulative through the barrier), so the block pays
+  // one fence, not one per thread: a fence in every thread cost +2.5 us at 16 partitions
+  // (docs/performance.md).
   if (p.partitions > 1 && p.split_counters != nullptr) {
-    __threadfence();
-    __syncthreads();
     unsigned* counter = p.split_counters + static_cast<long long>(b) * gridDim.y + blockIdx.y;
     // __syncthreads_or broadcasts thread 0's verdict without static shared memory (which would
     // add to the dynamic size the generator checked against the device limit).
     const bool is_last = __syncthreads_or(
-        tid == 0 && atomicAdd(counter, 1u) == static_cast<unsigned>(p.partitions - 1));
+        tid == 0 && ptx::atomic_add_acq_rel_gpu(counter, 1u) == static_cast<unsigned>(p.partitions - 1));
     if (!is_last) return;
-    __threadfence();
     // The drained pipeline buffers hold the combine's scratch; the launcher falls back to the
     // separate reduce when they are too small for this partition count.
     combine_partitions<Out, T::kHasSink, T::kFault>(p, b, head0, rows, kDepth,

@@ -8,8 +8,17 @@
 
 namespace mha {
 
+// Both operands split the address of a key row in two steps so that the kernel can prefetch
+// the first: lookup() (a page-table read for paged caches; nothing for contiguous ones) and
+// row_offset_from() (arithmetic only). row_offset() is the two together.
 struct ContiguousKv {
   static constexpr const char* kName = "contig";
+  static constexpr bool kHasLookup = false;
+  __host__ __device__ static inline int lookup(const DecodeParams&, int, int) { return 0; }
+  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int b, int key,
+                                                              int kv_head, int depth, int) {
+    return row_offset(p, b, key, kv_head, depth);
+  }
   // Element offset of the first depth element of (b, key, kv_head).
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
                                                          int kv_head, int depth) {
@@ -19,11 +28,18 @@ struct ContiguousKv {
 
 struct PagedKv {
   static constexpr const char* kName = "paged";
-  __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
-                                                         int kv_head, int depth) {
-    const int page = p.page_table[b * p.max_pages_per_seq + key / p.page_size];
+  static constexpr bool kHasLookup = true;
+  __host__ __device__ static inline int lookup(const DecodeParams& p, int b, int key) {
+    return p.page_table[b * p.max_pages_per_seq + key / p.page_size];
+  }
+  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
+                                                              int kv_head, int depth, int page) {
     const long long slot = static_cast<long long>(page) * p.page_size + key % p.page_size;
     return (slot * p.kv_heads + kv_head) * depth;
+  }
+  __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
+                                                         int kv_head, int depth) {
+    return row_offset_from(p, b, key, kv_head, depth, lookup(p, b, key));
   }
 };
 

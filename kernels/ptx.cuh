@@ -35,6 +35,17 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "r"(smem_addr(smem_row)));
 }
 
+// Atomic add with acquire-release semantics at gpu scope: releases the writes this thread has
+// observed (including, through a preceding barrier, its block's) and acquires other blocks'.
+__device__ __forceinline__ unsigned atomic_add_acq_rel_gpu(unsigned* addr, unsigned value) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(addr), "r"(value)
+               : "memory");
+  return old;
+}
+
 template <typename Elem> struct Mma;
 
 // D(16x8, fp32) += A(16x16, row) * B(16x8, col)

@@ -14,7 +14,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(build verify edge sanitize tests)
 jobs=$(nproc)
 summary=()
-note() { summary+=("$1"); echo "== $1"; }
+note() { summary+=("$1"); echo "== $1"; printf '%s\n' "$1" >>"$OUT/summary.txt"; }
 
 build() {  # build DIR CONFIG [extra cmake args]
   local dir=$1 config=$2; shift 2
@@ -70,9 +70,24 @@ for step in "${steps[@]}"; do
       note "sweep: rc=$rc, $((SECONDS - t0)) s"
       sed -n '/Best configuration per problem/,$p' "$OUT/sweep.log"
       ;;
+    reducecmp)  # side by side in one run: split-K combine fused into the kernel vs a separate launch
+      t0=$SECONDS
+      for mode in fused separate; do
+        build-gpu/mha-tune sweep --config configs/default.json --filter '*g4*' --reduce $mode --quiet \
+          --out "$OUT/g4_$mode" >"$OUT/g4_$mode.log" 2>&1
+      done
+      REDUCE=$(python3 -c "
+import json, math
+t=lambda f:{(r['kernel'],r['problem']['name'],r['partitions']):r['time']['median_us'] for r in json.load(open(f))['rows'] if r['status']=='passed'}
+a,b=t('$OUT/g4_fused.json'),t('$OUT/g4_separate.json')
+v=[a[k]/b[k] for k in a if k in b and k[2]>1]
+g=math.exp(sum(map(math.log,v))/len(v)); print('fused' if g<1 else 'separate', f'{g:.4f}')")
+      note "reduce side by side (g4, P>1): fused/separate geomean ${REDUCE#* } -> main sweep uses ${REDUCE%% *}; $((SECONDS - t0)) s"
+      REDUCE=${REDUCE%% *}
+      ;;
     main)  # the README's main job, as a new user runs it
       t0=$SECONDS
-      ./scripts/sweep.sh --quiet --out "$OUT/default_sweep" >"$OUT/main.log" 2>&1; rc=$?
+      ./scripts/sweep.sh --quiet --reduce "${REDUCE:-fused}" --out "$OUT/default_sweep" >"$OUT/main.log" 2>&1; rc=$?
       note "main sweep (./scripts/sweep.sh): rc=$rc, $((SECONDS - t0)) s"
       ;;
     resume)  # interrupted then resumed must give the same rows as one uninterrupted run
@@ -109,7 +124,8 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
       ;;
     paged)
       t0=$SECONDS
-      build-gpu-paged/mha-tune sweep --config configs/paged.json --quiet --out "$OUT/paged_sweep" >"$OUT/paged.log" 2>&1; rc=$?
+      build-gpu-paged/mha-tune sweep --config configs/paged.json --quiet --reduce "${REDUCE:-fused}" \
+        --out "$OUT/paged_sweep" >"$OUT/paged.log" 2>&1; rc=$?
       note "paged sweep: rc=$rc, $((SECONDS - t0)) s"
       ;;
     dump)  # --dump files must let anyone recompute the result: numpy float64 from the dumped inputs
@@ -128,6 +144,7 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
       note "peers.py (torch SDPA flash + cudnn): rc=$rc, $((SECONDS - t0)) s"
       ;;
   esac
+  tar czf "$FINAL_OUT/run.tgz" -C "$FINAL_OUT" run  # after every step: a timeout loses nothing
 done
 printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
 tar czf "$FINAL_OUT/run.tgz" -C "$FINAL_OUT" run && rm -rf "$OUT"
