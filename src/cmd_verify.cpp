@@ -21,7 +21,7 @@ namespace {
 
 struct VerifyOptions {
   std::vector<std::string> filters, problem_specs;
-  std::string problems_file, suite, config, dump_dir, reduce = "fused";
+  std::string problems_file, suite, config, dump_dir, reduce = "separate";
   int device = 0;
   uint64_t seed = 1;
   bool quiet = false;
@@ -131,7 +131,7 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
   cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: fused (default) or separate");
+  cmd->add_option("--reduce", o->reduce, "Split-K combination: separate (default) or fused");
   cmd->add_flag("--quiet", o->quiet, "Print only failures and the summary");
   cmd->callback([o] { set_command_exit(run_verify(*o)); });
 }

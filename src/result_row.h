@@ -79,7 +79,7 @@ struct RunMetadata {
   double peak_read_gbps = 0;   // streaming-read bandwidth measured at start
   uint64_t seed = 0;
   std::string timing_mode;     // "graph" | "stream"
-  std::string reduce_mode = "fused";  // split-K combine: "fused" | "separate"
+  std::string reduce_mode = "separate";  // split-K combine: "fused" | "separate"
   bool cold_cache = true;
   // Sharded sweeps (--shard K/N): which shard this report holds; -1 and 0 when not sharded.
   int shard_index = -1;
