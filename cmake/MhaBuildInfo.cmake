@@ -1,7 +1,12 @@
 # What the binary reports about its own build: the git commit at configure time ("unknown"
 # outside a repository) and one line of configuration (arch, config, filter, build type).
+# A copy of the tree without .git (e.g. one shipped to a GPU machine) can name its commit through
+# the environment: MHA_GIT_COMMIT=$(git rev-parse --short HEAD).
 find_package(Git QUIET)
 set(MHA_GIT_COMMIT "unknown")
+if(DEFINED ENV{MHA_GIT_COMMIT})
+  set(MHA_GIT_COMMIT "$ENV{MHA_GIT_COMMIT}")
+endif()
 if(GIT_FOUND)
   execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --short HEAD
                   WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"

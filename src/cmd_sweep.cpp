@@ -158,6 +158,7 @@ void print_best_table(const std::vector<ResultRow>& rows) {
 // What every device worker of one sweep shares. The journal is not thread-safe: every access
 // goes through journal_mutex.
 struct SweepContext {
+  SweepContext(const SweepOptions& o, ReduceMode mode) : options(o), reduce(mode) {}
   const SweepOptions& options;
   ReduceMode reduce;
   TimingOptions timing;
@@ -311,7 +312,7 @@ int run_sweep(const SweepOptions& o) {
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
     throw UsageError("sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");
-  SweepContext ctx{o, reduce_mode_from_name(o.reduce), {}, {}, {}, {}, {}, {}, 0, {0}, {0}, {0}};
+  SweepContext ctx(o, reduce_mode_from_name(o.reduce));
   if (o.timing != "graph" && o.timing != "stream")
     throw UsageError(fmt::format("--timing: '{}' is not one of graph, stream", o.timing));
   const std::optional<ShardSpec> shard = o.shard.empty() ? std::nullopt : std::optional(parse_shard(o.shard));
