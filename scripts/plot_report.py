@@ -7,7 +7,8 @@ Writes <stem>_bandwidth.png: achieved GB/s against keys (log2 axis), one line pe
 best passed configuration per problem; dashed: the defaults' configuration (the JSON that
 `mha-tune select --out-json` writes); dotted: the peak read bandwidth measured in the same run.
 Writes <stem>_heatmap.png: median time (us) of every passed (tile, partitions) on one problem
-(default: the longest batch-1 problem). Exit 2 on a missing or malformed file.
+(default: the longest batch-1 problem; with --problem NAME: <stem>_heatmap_NAME.png), the fastest
+cell outlined. Titles name the GPU and the date of the run. Exit 2 on a missing or malformed file.
 """
 import argparse
 import json
@@ -105,34 +106,56 @@ def shape_label(key, varying):
     return label + "".join(f" {e}" for i, e in enumerate(extra) if varying[i] and e)
 
 
+def run_label(meta):
+    """'NVIDIA H200 (132 SMs), 2026-11-29, reduce separate' from a report's metadata."""
+    gpu = str(meta.get("gpu_name") or "?")
+    if isinstance(meta.get("sm_count"), int) and meta["sm_count"] > 0:
+        gpu += f" ({meta['sm_count']} SMs)"
+    parts = [gpu]
+    ts = meta.get("timestamp")
+    if isinstance(ts, str) and ts:
+        parts.append(ts[:10])
+    if meta.get("reduce_mode"):
+        parts.append(f"reduce {meta['reduce_mode']}")
+    return ", ".join(parts)
+
+
 def plot_bandwidth(plt, rep, defaults, path):
     meta, best = rep["metadata"], best_rows(rep["rows"])
     dflt = default_rows(defaults, rep["rows"]) if defaults is not None else {}
     keys = sorted({shape_key(r["problem"]) for r in best.values()})
     varying = [len({k[i] for k in keys}) > 1 for i in range(3, 8)]
-    fig, ax = plt.subplots(figsize=(9, 5.5))
+    from matplotlib.lines import Line2D
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    # Legend: one entry per shape (its colour), then the line styles once, outside the axes.
+    handles = []
     for i, key in enumerate(keys):
         color = f"C{i % 10}"
         pts = sorted((r["problem"]["keys"], r["achieved_gbps"]) for r in best.values()
                      if shape_key(r["problem"]) == key)
-        ax.plot(*zip(*pts), marker="o", color=color, label=shape_label(key, varying) + " best")
+        handles += ax.plot(*zip(*pts), marker="o", color=color, label=shape_label(key, varying))
         dpts = sorted((r["problem"]["keys"], r["achieved_gbps"]) for r in dflt.values()
                       if shape_key(r["problem"]) == key)
-        if dpts:
-            ax.plot(*zip(*dpts), ls="--", marker="x", color=color, label=shape_label(key, varying) + " default")
+        if dpts:  # drawn over the best line: where they coincide the x sits on the o
+            ax.plot(*zip(*dpts), ls="--", marker="x", markersize=9, markeredgewidth=1.5,
+                    color=color)
+    handles.append(Line2D([], [], color="0.3", marker="o", label="best measured"))
+    if dflt:
+        handles.append(Line2D([], [], color="0.3", ls="--", marker="x", markersize=9,
+                              markeredgewidth=1.5, label="select default"))
     peak = meta.get("peak_read_gbps")
     if isinstance(peak, (int, float)) and peak > 0:
-        ax.axhline(peak, color="k", ls=":", label=f"measured peak read {peak:.0f} GB/s")
+        handles.append(ax.axhline(peak, color="k", ls=":", label=f"measured peak read {peak:.0f} GB/s"))
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("keys per sequence")
+    ax.set_xlabel("keys per sequence (KV cache length)")
     ax.set_ylabel("achieved bandwidth (GB/s)")
     ax.set_ylim(bottom=0)
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title(f"mha-tune decode, best configuration per problem - {meta.get('gpu_name', '?')}")
-    if keys or peak:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    ax.set_title(f"mha-tune decode: best configuration per problem\n{run_label(meta)}", fontsize=11)
+    if handles:
+        ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0, title="batch, heads / kv heads", title_fontsize=8)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
@@ -155,27 +178,35 @@ def plot_heatmap(plt, rep, problem, path):
     grid = np.full((len(tiles), len(parts)), np.nan)
     for (t, p), us in cells.items():
         grid[tiles.index(t), parts.index(p)] = us
-    fig, ax = plt.subplots(figsize=(1.0 * len(parts) + 5.5, 0.32 * len(tiles) + 1.8))
+    fig, ax = plt.subplots(figsize=(1.0 * len(parts) + 5.5, 0.36 * len(tiles) + 2.0))
     from matplotlib.colors import LogNorm
     lo, hi = np.nanmin(grid), np.nanmax(grid)
     norm = LogNorm(lo, max(hi, lo * 1.01))  # log: P = 1 can be 10x the rest
     im = ax.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap="viridis_r", norm=norm)
     ax.set_xticks(range(len(parts)), [str(p) for p in parts])
-    ax.set_yticks(range(len(tiles)), tiles, fontsize=7)
+    ax.set_yticks(range(len(tiles)), tiles, fontsize=8)
     ax.set_xlabel("split-K partitions")
+    ax.set_ylabel("tile (bm bn bk wm wn threads stages [warp split-K])", fontsize=8)
     for i in range(len(tiles)):
         for j in range(len(parts)):
             if not math.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=6,
+                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=7.5,
                         color="w" if norm(grid[i, j]) > 0.55 else "k",
                         fontweight="bold" if grid[i, j] == lo else "normal")
     cb = fig.colorbar(im, ax=ax, label="median time (us)")
     from matplotlib.ticker import FormatStrFormatter
-    for axis in (cb.ax.yaxis.set_major_formatter, cb.ax.yaxis.set_minor_formatter):
-        axis(FormatStrFormatter("%.0f"))
-    ax.set_title(f"{problem} - {rep['metadata'].get('gpu_name', '?')}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    cb.ax.yaxis.set_major_formatter(FormatStrFormatter("%.0f"))
+    if hi < 10 * lo:  # within a decade the minor ticks are the only labels; beyond it they crowd
+        cb.ax.yaxis.set_minor_formatter(FormatStrFormatter("%.0f"))
+    else:
+        from matplotlib.ticker import LogFormatter
+        cb.ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    from matplotlib.patches import Rectangle
+    bi, bj = np.unravel_index(np.nanargmin(grid), grid.shape)
+    ax.add_patch(Rectangle((bj - 0.5, bi - 0.5), 1, 1, fill=False, edgecolor="red", lw=2))
+    ax.set_title(f"{problem}: median time per step (us), fastest outlined\n"
+                 f"{run_label(rep['metadata'])}", fontsize=10)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
@@ -203,8 +234,11 @@ def main(argv=None):
     plot_bandwidth(plt, rep, defaults, stem + "_bandwidth.png")
     print(f"wrote {stem}_bandwidth.png")
     if problem and any(r["status"] == "passed" and r["problem"]["name"] == problem for r in rep["rows"]):
-        plot_heatmap(plt, rep, problem, stem + "_heatmap.png")
-        print(f"wrote {stem}_heatmap.png ({problem})")
+        # --problem gets its own file, so it does not replace the default heatmap.
+        heat = stem + (f"_heatmap_{re.sub(r'[^A-Za-z0-9_.-]', '_', a.problem)}.png" if a.problem
+                       else "_heatmap.png")
+        plot_heatmap(plt, rep, problem, heat)
+        print(f"wrote {heat} ({problem})")
     else:
         print(f"plot_report.py: no passed row for the heatmap{f' of {problem}' if problem else ''}; "
               "heatmap not written", file=sys.stderr)

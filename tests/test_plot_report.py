@@ -120,6 +120,9 @@ class PlotReportTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assert_png(os.path.join(self.dir, "sweep_x_bandwidth.png"))
         self.assertIn("b8_h32_kv8_d128_n512", r.stdout)
+        # --problem writes its own heatmap file, leaving the default heatmap alone.
+        self.assert_png(os.path.join(self.dir, "sweep_x_heatmap_b8_h32_kv8_d128_n512_bf16_contig_null.png"))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "sweep_x_heatmap.png")))
         mapping = os.path.join(self.dir, "mapping.json")  # the plain mapping form
         with open(mapping, "w") as f:
             json.dump({"b1_h32_kv8_d128_n512_bf16_contig_null": {

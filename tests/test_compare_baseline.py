@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""The CI regression gate on the committed H200 baseline (results/h200_2026-11-29_default.json):
+`mha-tune compare` passes the baseline against itself and against a copy 1% slower (inside the 3%
+threshold), fails (exit 1) on a copy 10% slower and on a copy with one row turned incorrect, and
+refuses (exit 2) a copy from another GPU unless --allow-different-gpu. Also compiles the committed
+results/mha_tune_defaults.h with -Wall -Wextra -Werror and runs its select_config once.
+
+Needs $MHA_BUILD_DIR/mha-tune (skipped when missing) and, for the header, a c++ compiler."""
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+HEADER = os.path.join(REPO, "results", "mha_tune_defaults.h")
+BUILD_DIR = os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build"))
+MHA_TUNE = os.path.join(BUILD_DIR, "mha-tune")
+CXX = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+
+
+def load_baseline():
+    with open(BASELINE) as f:
+        return json.load(f)
+
+
+def passed_rows(report):
+    return [r for r in report["rows"] if r["status"] == "passed"]
+
+
+def scaled(report, factor, keys=("median_us", "min_us", "mean_us")):
+    out = copy.deepcopy(report)
+    for r in passed_rows(out):
+        for k in keys:
+            r["time"][k] *= factor
+    return out
+
+
+@unittest.skipUnless(os.access(MHA_TUNE, os.X_OK),
+                     f"mha-tune not built at {MHA_TUNE} (set MHA_BUILD_DIR): compare test skipped")
+class CompareBaselineTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # The baseline is committed: a missing or empty one is a failure, not a skip.
+        assert os.path.isfile(BASELINE), f"committed baseline missing: {BASELINE}"
+        cls.report = load_baseline()
+        cls.n_passed = len(passed_rows(cls.report))
+        assert cls.n_passed > 0, f"{BASELINE} has no passed rows"
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="mha_compare_")
+        self.addCleanup(self.tmp.cleanup)
+
+    def write(self, name, report):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w") as f:
+            json.dump(report, f)
+        return path
+
+    def compare(self, candidate, *extra):
+        p = subprocess.run([MHA_TUNE, "compare", BASELINE, candidate, *extra],
+                           capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout, p.stderr
+
+    def assert_summary(self, out, verdict):
+        self.assertIn("## mha-tune compare", out)
+        self.assertIn("| result | pairs |", out)
+        self.assertIn(f"**{verdict}**", out)
+
+    def test_a_baseline_against_itself_passes(self):
+        rc, out, err = self.compare(BASELINE)
+        self.assertEqual(rc, 0, out + err)
+        self.assert_summary(out, "PASS")
+        self.assertIn("NVIDIA H200", out)
+        self.assertIn(f"| same | {self.n_passed} |", out)
+        self.assertIn("| slower (regression) | 0 |", out)
+        self.assertNotIn("### Regressions", out)
+
+    def test_b_ten_percent_slower_regresses(self):
+        rc, out, err = self.compare(self.write("slow10.json", scaled(self.report, 1.10)))
+        self.assertEqual(rc, 1, out + err)
+        self.assert_summary(out, "FAIL")
+        self.assertIn(f"| slower (regression) | {self.n_passed} |", out)
+        self.assertIn("### Regressions", out)
+        self.assertIn("+10.0%", out)
+
+    def test_c_one_row_incorrect_regresses(self):
+        cand = copy.deepcopy(self.report)
+        row = passed_rows(cand)[0]
+        row["status"] = "incorrect"
+        row["reason"] = "injected by test_compare_baseline"
+        rc, out, err = self.compare(self.write("incorrect.json", cand))
+        self.assertEqual(rc, 1, out + err)
+        self.assert_summary(out, "FAIL")
+        self.assertIn("| broken: passed -> not passed (regression) | 1 |", out)
+        self.assertIn("passed -> incorrect", out)
+        self.assertIn(row["kernel"], out)
+
+    def test_d_different_gpu_is_unusable_unless_allowed(self):
+        cand = copy.deepcopy(self.report)
+        cand["metadata"]["gpu_name"] = "NVIDIA H100 80GB HBM3"
+        path = self.write("other_gpu.json", cand)
+        rc, out, err = self.compare(path)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("gpu_name", err)
+        self.assertIn("--allow-different-gpu", err)
+        rc, out, err = self.compare(path, "--allow-different-gpu")
+        self.assertEqual(rc, 0, out + err)
+        self.assert_summary(out, "PASS")
+
+    def test_e_one_percent_slower_is_within_threshold(self):
+        rc, out, err = self.compare(self.write("slow1.json",
+                                               scaled(self.report, 1.01, keys=("median_us",))))
+        self.assertEqual(rc, 0, out + err)
+        self.assert_summary(out, "PASS")
+        self.assertIn("| slower (regression) | 0 |", out)
+
+
+MAIN_CPP = r"""
+#include "mha_tune_defaults.h"
+#include <cstdio>
+#include <cstring>
+
+int main() {
+  namespace d = mha_tune_defaults;
+  // Unmeasured length (4096 keys) with a measured neighbour, and a measured bucket (8192 keys).
+  const d::Choice c = d::select_config("bf16", 128, 4, "contig", "null", 8, 4096, 132);
+  const d::Choice x = d::select_config("bf16", 128, 4, "contig", "null", 8, 8192, 132);
+  const d::Choice none = d::select_config("fp16", 96, 4, "contig", "null", 8, 4096, 132);
+  if (c.entry == nullptr || x.entry == nullptr) return 3;
+  std::printf("{\"dtype\": \"%s\", \"depth\": %d, \"group\": %d, \"kv\": \"%s\", \"mask\": \"%s\", "
+              "\"threads\": %d, \"kernel\": \"%s\", \"partitions\": %d, \"exact\": %s, "
+              "\"rule\": %d, \"x_exact\": %s, \"x_partitions\": %d, \"x_entry_partitions\": %d, "
+              "\"none\": %s}\n",
+              c.entry->dtype, c.entry->depth, c.entry->group, c.entry->kv, c.entry->mask,
+              c.entry->threads, c.entry->kernel, c.partitions, c.is_exact ? "true" : "false",
+              d::auto_partitions(132, 8, 4096), x.is_exact ? "true" : "false", x.partitions,
+              x.entry->partitions, none.entry == nullptr ? "true" : "false");
+  return 0;
+}
+"""
+
+
+@unittest.skipUnless(CXX, "no c++ compiler: defaults header test skipped")
+class DefaultsHeaderTest(unittest.TestCase):
+    FLAGS = ["-std=c++17", "-Wall", "-Wextra", "-Werror"]
+
+    def test_f_header_compiles_and_selects(self):
+        self.assertTrue(os.path.isfile(HEADER), f"committed header missing: {HEADER}")
+        inc = os.path.dirname(HEADER)
+        with tempfile.TemporaryDirectory(prefix="mha_defaults_") as tmp:
+            main = os.path.join(tmp, "main.cpp")
+            with open(main, "w") as f:
+                f.write(MAIN_CPP)
+            # The header through the tiny main, warning-free (compiling the header as the main
+            # file itself would warn "#pragma once in main file").
+            p = subprocess.run([CXX, *self.FLAGS, "-fsyntax-only", "-I", inc, main],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            exe = os.path.join(tmp, "select_main")
+            p = subprocess.run([CXX, *self.FLAGS, "-O0", "-I", inc, main, "-o", exe],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            p = subprocess.run([exe], capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, f"select_config returned no entry\n{p.stdout}")
+        got = json.loads(p.stdout)
+        # A configuration of the requested shape, named by its tile.
+        self.assertEqual((got["dtype"], got["depth"], got["group"], got["kv"], got["mask"]),
+                         ("bf16", 128, 4, "contig", "null"))
+        self.assertTrue(got["kernel"].startswith("decode_bf16_bf16_d128_g4_contig_null_"),
+                        got["kernel"])
+        self.assertIn(f"_t{got['threads']}_", got["kernel"])
+        self.assertTrue(1 <= got["partitions"] <= 64, got)
+        # 4096 keys lies between the measured length buckets: nearest entry, rule partitions.
+        self.assertFalse(got["exact"], got)
+        self.assertEqual(got["partitions"], got["rule"])
+        # 8192 keys is a measured bucket on the measured SM count: its own partitions.
+        self.assertTrue(got["x_exact"], got)
+        self.assertEqual(got["x_partitions"], got["x_entry_partitions"])
+        self.assertTrue(got["none"], got)
+
+
+if __name__ == "__main__":
+    unittest.main()
