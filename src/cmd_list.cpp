@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "kernel_selection.h"
+#include "report_json.h"
 
 namespace mha {
 
@@ -22,12 +23,9 @@ void add_list_command(CLI::App& app) {
     if (opt->json) {
       nlohmann::json out = nlohmann::json::array();
       for (const auto* k : kernels) {
-        const auto& t = k->traits;
-        out.push_back({{"name", k->name}, {"dtype", t.dtype}, {"out_dtype", t.out_dtype},
-                       {"depth", t.depth}, {"group", t.group}, {"kv", t.kv}, {"mask", t.mask},
-                       {"sink", t.has_sink}, {"bm", t.bm}, {"bn", t.bn}, {"bk", t.bk},
-                       {"wm", t.wm}, {"wn", t.wn}, {"threads", t.threads}, {"stages", t.stages},
-                       {"warp_split_k", t.warp_split_k}, {"smem_bytes", t.smem_bytes}});
+        nlohmann::json entry = to_json_value(k->traits);
+        entry["name"] = k->name;
+        out.push_back(entry);
       }
       fmt::print("{}\n", out.dump(2));
       return;

@@ -76,7 +76,9 @@ bool get_bool(const json& j, const std::string& where, const std::string& key) {
   return v.get<bool>();
 }
 
-json traits_json(const KernelTraits& t) {
+}  // namespace
+
+json to_json_value(const KernelTraits& t) {
   return json{{"dtype", t.dtype},
               {"out_dtype", t.out_dtype},
               {"depth", t.depth},
@@ -94,6 +96,8 @@ json traits_json(const KernelTraits& t) {
               {"warp_split_k", t.warp_split_k},
               {"smem_bytes", t.smem_bytes}};
 }
+
+namespace {
 
 KernelTraits traits_from(const json& j, const std::string& w) {
   KernelTraits t;
@@ -166,7 +170,7 @@ TimingStats timing_from(const json& j, const std::string& w) {
 
 json to_json_value(const ResultRow& r) {
   return json{{"kernel", r.kernel},
-              {"traits", traits_json(r.traits)},
+              {"traits", to_json_value(r.traits)},
               {"problem", problem_json(r.problem)},
               {"partitions", r.partitions},
               {"status", status_name(r.status)},
