@@ -51,7 +51,7 @@ extern "C" void request_stop(int signal_number) {
 
 struct SweepOptions {
   std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "separate";
-  std::string devices, shard;
+  std::string devices, shard, rule_file;
   std::vector<std::string> filters, problem_specs;
   bool resume = false, quiet = false, warm = false, dry_run = false;
   int device = 0;
@@ -95,6 +95,8 @@ struct WorkItem {
 std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
                                 const std::vector<const KernelEntry*>& kernels,
                                 const SweepOptions& o, int sm_count) {
+  // `auto` uses select's fitted rule when given one, else the documented unfitted default.
+  const PartitionRule rule = o.rule_file.empty() ? default_partition_rule() : read_partition_rule(o.rule_file);
   std::optional<ProblemSpec> override_spec;
   if (!o.partitions.empty()) {
     override_spec = parse_problem_spec("partitions=" + o.partitions);
@@ -113,7 +115,7 @@ std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
         }
         if (p.partitions_auto) {
           const int units = p.shape.batch * p.shape.kv_heads;
-          p.partitions.push_back(auto_partitions(default_partition_rule(), sm_count, units, p.shape.keys));
+          p.partitions.push_back(auto_partitions(rule, sm_count, units, p.shape.keys));
           std::sort(p.partitions.begin(), p.partitions.end());
           p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()), p.partitions.end());
         }
@@ -463,6 +465,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--problem", o->problem_specs, "Inline problem (repeatable), e.g. \"batch=8,keys=512:8192\"");
   cmd->add_option("--problems", o->problems_file, "JSON problem file");
   cmd->add_option("--partitions", o->partitions, "Override partitions: a list \"1:4:16\" or auto");
+  cmd->add_option("--rule", o->rule_file, "Partition rule for auto: a `mha-tune select --out-json` file");
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
   cmd->add_flag("--resume", o->resume, "Continue the journal of --out where it stopped");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");

@@ -231,6 +231,32 @@ std::string c_string(const std::string& s) {
 
 PartitionRule default_partition_rule() { return PartitionRule{2.0, 256, 64, false}; }
 
+PartitionRule read_partition_rule(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("{}: cannot open the defaults file", path));
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  if (!j.contains("partition_rule") || !j["partition_rule"].is_object())
+    throw UsageError(fmt::format("{}: partition_rule: missing (not a `mha-tune select` output?)", path));
+  const json& r = j["partition_rule"];
+  PartitionRule rule;
+  try {
+    rule.alpha = r.at("alpha").get<double>();
+    rule.min_keys_per_partition = r.at("min_keys_per_partition").get<int>();
+    rule.max_partitions = r.at("max_partitions").get<int>();
+    rule.is_fitted = r.at("fitted").get<bool>();
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: partition_rule: {}", path, e.what()));
+  }
+  if (rule.alpha <= 0 || rule.min_keys_per_partition < 1 || rule.max_partitions < 1)
+    throw UsageError(fmt::format("{}: partition_rule: alpha, min_keys_per_partition and max_partitions must be positive", path));
+  return rule;
+}
+
 int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys) {
   if (sm_count <= 0 || work_units <= 0) return 1;
   // The generated header repeats this arithmetic exactly (no <cmath> there).

@@ -29,6 +29,9 @@ struct PartitionRule {
 // loading q, writing partials and reducing them stays small), at most 64 partitions.
 PartitionRule default_partition_rule();
 int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys);
+// The rule `mha-tune select` fitted, read from its --out-json file (so that `sweep --partitions
+// auto --rule FILE` applies it). Throws UsageError naming the file and key.
+PartitionRule read_partition_rule(const std::string& defaults_json_path);
 
 // floor(log2(keys)) (0 for keys < 2): bucket i holds keys in [2^i, 2^(i+1)).
 int length_log2(int keys);

@@ -289,3 +289,24 @@ TEST(Select, HeaderIsRewrittenOnlyWhenItChanges) {
 
 }  // namespace
 }  // namespace mha
+
+namespace mha {
+namespace {
+
+// `sweep --partitions auto --rule FILE` reads the rule select fitted on the committed baseline.
+TEST(ReadPartitionRule, ReadsTheCommittedDefaults) {
+  const PartitionRule rule =
+      read_partition_rule(std::string(MHA_SOURCE_DIR) + "/results/h200_2026-11-29_defaults.json");
+  EXPECT_TRUE(rule.is_fitted);
+  EXPECT_DOUBLE_EQ(rule.alpha, 0.75);
+  EXPECT_EQ(rule.min_keys_per_partition, 128);
+  EXPECT_EQ(auto_partitions(rule, 132, 8, 32768), 13);  // ceil(0.75 * 132 / 8)
+}
+
+TEST(ReadPartitionRule, RejectsAFileWithoutARule) {
+  EXPECT_THROW(read_partition_rule(std::string(MHA_SOURCE_DIR) + "/configs/ci.json"), UsageError);
+  EXPECT_THROW(read_partition_rule("/nonexistent/defaults.json"), UsageError);
+}
+
+}  // namespace
+}  // namespace mha
