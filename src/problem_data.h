@@ -47,7 +47,7 @@ class ProblemData {
 // Device bytes of one copy of a problem's inputs (q, K, V as laid out), before allocating it.
 double copy_bytes(const Problem& problem);
 
-// Fills `count` elements of dtype ("bf16"|"fp16"|"fp32") at dst with NaN bit patterns.
+// Fills `bytes` bytes at dst with 0xff: NaN in fp32, bf16 and fp16 alike.
 void poison(void* dst, size_t bytes, cudaStream_t stream = 0);
 
 }  // namespace mha

@@ -56,10 +56,6 @@ struct ResultRow {
   int device = 0;
 };
 
-}  // namespace mha
-
-namespace mha {
-
 // What every report carries about the run that produced it.
 struct RunMetadata {
   int schema_version = 1;

@@ -87,8 +87,8 @@ double relative_median_error(const std::vector<double>& samples_us) {
   if (!(m > 0)) return 0;
   const double n = static_cast<double>(samples_us.size());
   // An upper estimate of sigma (one standard deviation of its estimate above it): with 10-20
-  // samples the spread is often underestimated by a third, which stopped 1 in 5 runs of a 2%
-  // noise kernel at the minimum count before this (tests/test_stats.cpp).
+  // samples the spread is often underestimated by a third; without the margin, 1 in 5 runs of a
+  // 2%-noise kernel stop at the minimum count (tests/test_stats.cpp).
   const double sigma = robust_sigma(samples_us) * (1.0 + kSigmaRelativeError / std::sqrt(n));
   return kMedianSeFactor * sigma / std::sqrt(n) / m;
 }
