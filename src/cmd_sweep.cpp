@@ -185,8 +185,7 @@ struct DeviceWorker {
 
 // A sticky CUDA error: this device's context is gone; its remaining work goes elsewhere.
 struct DeviceLost : std::runtime_error {
-  DeviceLost(const std::string& what, cudaError_t code) : std::runtime_error(what), code(code) {}
-  cudaError_t code;
+  using std::runtime_error::runtime_error;
 };
 
 // Verifies and times one point into `row` (status, errors, timing).
@@ -201,10 +200,9 @@ void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, con
   if (v.status == Status::kIncorrect) ++ctx.incorrect;
   if (v.status != Status::kPassed) return;
   StepBuffers buffers(problem, partitions, ctx.reduce);
-  const TimingResult t = time_step(k, data, partitions, buffers, ctx.timing, w.stream);
+  row.time = time_step(k, data, partitions, buffers, ctx.timing, w.stream);
   const ClockReading clock = w.monitor->read();
-  row.time = t.stats;
-  row.achieved_gbps = row.bytes / (t.stats.median_us * 1e-6) / 1e9;
+  row.achieved_gbps = row.bytes / (row.time.median_us * 1e-6) / 1e9;
   row.peak_fraction = w.peak_gbps > 0 ? row.achieved_gbps / w.peak_gbps : 0;
   row.sm_clock_mhz = clock.sm_clock_mhz;
   row.throttled = clock.throttled;
@@ -252,8 +250,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
           std::lock_guard<std::mutex> lock(ctx.journal_mutex);
           ctx.journal->append_row(row);
           throw DeviceLost(fmt::format("GPU {}: {} (kernel {}, problem {}, partitions {})", w.device,
-                                       e.what(), k->name, problem.shape.name, partitions),
-                           e.code);
+                                       e.what(), k->name, problem.shape.name, partitions));
         }
       }
       nvtxRangePop();

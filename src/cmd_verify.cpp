@@ -21,7 +21,7 @@ namespace {
 
 struct VerifyOptions {
   std::vector<std::string> filters, problem_specs;
-  std::string problems_file, suite, config, dump_dir, reduce = "separate";
+  std::string problems_file, suite, dump_dir, reduce = "separate";
   int device = 0;
   uint64_t seed = 1;
   bool quiet = false;
@@ -127,7 +127,6 @@ void add_verify_command(CLI::App& app) {
                   "Inline problem, e.g. \"batch=1,heads=32,kv_heads=8,keys=4097,partitions=1:8\"");
   cmd->add_option("--problems", o->problems_file, "JSON problem file ({\"problems\": [...]})");
   cmd->add_option("--suite", o->suite, "Built-in suite: basic (default) or edge");
-  cmd->add_option("--config", o->config, "Config the build came from (informational)");
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
   cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");

@@ -31,7 +31,6 @@ DeviceProps device_props(int device) {
   d.name = prop.name;
   d.sm_count = prop.multiProcessorCount;
   d.l2_bytes = prop.l2CacheSize;
-  d.smem_optin_bytes = static_cast<int>(prop.sharedMemPerBlockOptin);
   int clock_khz = 0, mem_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device);
   cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device);

@@ -14,7 +14,6 @@ struct DeviceProps {
   std::string name;
   int sm_count = 0;
   int l2_bytes = 0;
-  int smem_optin_bytes = 0;
   double sm_clock_max_mhz = 0;
   double mem_clock_max_mhz = 0;
   std::string driver_version;

@@ -52,10 +52,7 @@ ClockReading GpuMonitor::read() const {
   ClockReading r;
   if (!handle_) return r;
   unsigned mhz = 0;
-  if (nvml().clock_info(handle_, kNvmlClockSm, &mhz) == 0) {
-    r.sm_clock_mhz = mhz;
-    r.available = true;
-  }
+  if (nvml().clock_info(handle_, kNvmlClockSm, &mhz) == 0) r.sm_clock_mhz = mhz;
   unsigned long long reasons = 0;
   if (nvml().throttle_reasons && nvml().throttle_reasons(handle_, &reasons) == 0)
     r.throttled = (reasons & kSlowdownMask) != 0;

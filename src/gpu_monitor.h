@@ -7,14 +7,12 @@ namespace mha {
 struct ClockReading {
   double sm_clock_mhz = 0;  // 0: unknown
   bool throttled = false;   // a power, thermal or clock-slowdown reason was active
-  bool available = false;
 };
 
 class GpuMonitor {
  public:
   explicit GpuMonitor(int device);
   ClockReading read() const;
-  bool available() const { return handle_ != nullptr; }
 
  private:
   void* handle_ = nullptr;  // nvmlDevice_t

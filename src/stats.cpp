@@ -93,20 +93,6 @@ double relative_median_error(const std::vector<double>& samples_us) {
   return kMedianSeFactor * sigma / std::sqrt(n) / m;
 }
 
-const char* stop_reason_name(StopReason r) {
-  switch (r) {
-    case StopReason::kNotStopped:
-      return "not_stopped";
-    case StopReason::kConverged:
-      return "converged";
-    case StopReason::kTimeBudget:
-      return "time_budget";
-    case StopReason::kMaxSamples:
-      return "max_samples";
-  }
-  return "unknown";
-}
-
 SampleCollector::SampleCollector(StoppingCriteria criteria) : criteria_(criteria) {
   criteria_.min_samples = std::max(criteria_.min_samples, 1);
   criteria_.max_samples = std::max(criteria_.max_samples, criteria_.min_samples);

@@ -42,7 +42,6 @@ struct StoppingCriteria {
 };
 
 enum class StopReason { kNotStopped, kConverged, kTimeBudget, kMaxSamples };
-const char* stop_reason_name(StopReason r);
 
 // Feed samples one at a time; ask `should_stop` after each. The caller owns the clock and passes
 // the wall time spent on this point so far, so the rule itself stays deterministic and testable.
@@ -59,7 +58,6 @@ class SampleCollector {
   double relative_error() const;  // relative_median_error of the samples so far
   TimingStats stats() const { return summarize_us(samples_us_); }
   const std::vector<double>& samples_us() const { return samples_us_; }
-  const StoppingCriteria& criteria() const { return criteria_; }
 
  private:
   StoppingCriteria criteria_;

@@ -48,7 +48,7 @@ void launch_checked(const KernelEntry& kernel, const DecodeParams& p, cudaStream
 
 }  // namespace
 
-TimingResult time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
+TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
                        const StepBuffers& buffers, const TimingOptions& options, cudaStream_t stream) {
   std::vector<DecodeParams> steps;
   // Each sample walks every copy once, so a copy is re-read only after the others pushed it out.
@@ -102,14 +102,10 @@ TimingResult time_step(const KernelEntry& kernel, const ProblemData& data, int p
     MHA_CUDA_CHECK(cudaEventSynchronize(ev.stop));
     float ms = 0;
     MHA_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-    collector.add_sample_us(ms * 1e3 / (options.use_graph ? steps_per_sample : 1),
+    collector.add_sample_us(ms * 1e3 / steps_per_sample,
                             std::chrono::duration<double>(Clock::now() - start).count());
   }
-  TimingResult r;
-  r.stats = collector.stats();
-  r.stop = collector.reason();
-  r.steps_per_sample = options.use_graph ? steps_per_sample : 1;
-  return r;
+  return collector.stats();
 }
 
 }  // namespace mha

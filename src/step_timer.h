@@ -18,14 +18,9 @@ struct TimingOptions {
   double warmup_s = 0.02;
 };
 
-struct TimingResult {
-  TimingStats stats;     // per decode step, microseconds
-  StopReason stop = StopReason::kNotStopped;
-  int steps_per_sample = 1;
-};
-
-// Launch errors throw CudaError (the point was verified with the same launch just before).
-TimingResult time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
+// Statistics per decode step, in microseconds. Launch errors throw CudaError (the point was
+// verified with the same launch just before).
+TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
                        const StepBuffers& buffers, const TimingOptions& options, cudaStream_t stream);
 
 // How many input copies make the working set exceed the L2 several times (1 when one copy does).
