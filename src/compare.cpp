@@ -11,13 +11,13 @@
 #include "errors.h"
 #include "journal.h"
 #include "report_csv.h"
+#include "stats.h"
 
 namespace mha {
 
 namespace {
 
-constexpr double kMedianSeFactor = 1.2533;  // sqrt(pi / 2): se(median) / se(mean), normal data
-constexpr size_t kMaxListed = 50;           // one-sided rows listed in the markdown
+constexpr size_t kMaxListed = 50;  // one-sided rows listed in the markdown
 
 double relative_se(const TimingStats& t) {
   if (!(t.median_us > 0) || t.samples < 1 || !std::isfinite(t.stdev_us)) return 0;

@@ -8,11 +8,9 @@
 namespace mha {
 
 namespace {
-// sigma = kMadToSigma * MAD = IQR / kIqrToSigma for normal data; se(median) = kMedianSeFactor *
-// sigma / sqrt(n).
+// sigma = kMadToSigma * MAD = IQR / kIqrToSigma for normal data.
 constexpr double kMadToSigma = 1.4826;
-constexpr double kIqrToSigma = 1.349;       // IQR = 1.349 sigma for normal data
-constexpr double kMedianSeFactor = 1.2533;  // sqrt(pi / 2)
+constexpr double kIqrToSigma = 1.349;  // IQR = 1.349 sigma for normal data
 // Relative stdev of a MAD (or IQR) estimate of sigma from n normal samples: about 1.17 / sqrt(n)
 // (these estimators are ~37% efficient: 1.65 / sqrt(2 n)).
 constexpr double kSigmaRelativeError = 1.17;

@@ -9,6 +9,9 @@
 
 namespace mha {
 
+// se(median) = kMedianSeFactor * sigma / sqrt(n) for normal samples (sqrt(pi / 2)).
+constexpr double kMedianSeFactor = 1.2533;
+
 // Each returns 0 for an empty input (sample_stdev: for fewer than two samples).
 double median(std::vector<double> values);
 double min_value(const std::vector<double>& values);
