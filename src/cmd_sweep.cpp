@@ -9,7 +9,6 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <memory>
@@ -64,14 +63,6 @@ std::string fnv1a_hex(const std::string& bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
   return fmt::format("{:016x}", h);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot open", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string utc_now(const char* format) {
@@ -369,7 +360,7 @@ int run_sweep(const SweepOptions& o) {
     describe_device(devices.front(), meta);
     meta.timestamp = utc_now("%Y-%m-%dT%H:%M:%SZ");
     meta.config_file = o.config;
-    meta.config_hash = o.config.empty() ? "" : fnv1a_hex(read_file(o.config));
+    meta.config_hash = o.config.empty() ? "" : fnv1a_hex(read_text_file(o.config, "the config file"));
     meta.command_line = o.command_line;
     meta.seed = o.seed;
     meta.timing_mode = o.timing;

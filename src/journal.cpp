@@ -6,10 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
 
 #include "errors.h"
@@ -90,12 +88,7 @@ Journal Journal::open_new(const std::string& path, const RunMetadata& meta) {
 }
 
 Journal Journal::open_resume(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot open the journal to resume (missing or unreadable)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  in.close();
+  const std::string text = read_text_file(path, "the journal to resume (missing or unreadable)");
 
   Journal j;
   j.path_ = path;

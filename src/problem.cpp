@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "../kernels/masks.cuh"
 #include "errors.h"
+#include "report_json.h"
 
 namespace mha {
 
@@ -180,14 +180,7 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
 }
 
 std::vector<ProblemSpec> read_problem_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: cannot open problem file", path));
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-  }
+  const nlohmann::json j = read_json_file(path, "the problem file");
   if (j.is_object() && j.contains("suite")) return problem_specs_from_json(path + ": suite", &j["suite"]);
   return problem_specs_from_json(path, &j);
 }

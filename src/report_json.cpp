@@ -314,18 +314,25 @@ void write_report_json(const std::string& path, const RunMetadata& meta,
       path, report_to_json(meta, rows).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
-Report read_report_json(const std::string& path) {
+std::string read_text_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot open the report (missing or unreadable)");
+  if (!in) throw UsageError(path + ": cannot open " + what);
   std::stringstream buffer;
   buffer << in.rdbuf();
-  json j;
+  return buffer.str();
+}
+
+json read_json_file(const std::string& path, const std::string& what) {
+  const std::string text = read_text_file(path, what);
   try {
-    j = json::parse(buffer.str());
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     throw UsageError(path + ": not valid JSON: " + e.what());
   }
-  return report_from_json(j, path);
+}
+
+Report read_report_json(const std::string& path) {
+  return report_from_json(read_json_file(path, "the report (missing or unreadable)"), path);
 }
 
 }  // namespace mha

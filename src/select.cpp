@@ -232,17 +232,10 @@ std::string c_string(const std::string& s) {
 PartitionRule default_partition_rule() { return PartitionRule{2.0, 256, 64, false}; }
 
 PartitionRule read_partition_rule(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: cannot open the defaults file", path));
-  json j;
-  try {
-    in >> j;
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-  }
+  const json j = read_json_file(path, "the defaults file");
   if (!j.contains("partition_rule") || !j["partition_rule"].is_object())
     throw UsageError(fmt::format("{}: partition_rule: missing (not a `mha-tune select` output?)", path));
-  const json& r = j["partition_rule"];
+  const json& r = j.at("partition_rule");
   PartitionRule rule;
   try {
     rule.alpha = r.at("alpha").get<double>();
