@@ -4,20 +4,22 @@
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
-#include <mutex>
-#include <set>
-#include <unistd.h>
 
 #include "bandwidth_probe.h"
 #include "commands.h"
@@ -36,8 +38,6 @@
 #include "step_timer.h"
 
 namespace mha {
-
-
 namespace {
 
 // Ctrl-C (or SIGTERM) asks the sweep to stop after the point in flight: the journal and reports
