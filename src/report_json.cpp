@@ -78,15 +78,8 @@ bool get_bool(const json& j, const std::string& where, const std::string& key) {
 
 }  // namespace
 
-json to_json_value(const KernelTraits& t) {
-  return json{{"dtype", t.dtype},
-              {"out_dtype", t.out_dtype},
-              {"depth", t.depth},
-              {"group", t.group},
-              {"kv", t.kv},
-              {"mask", t.mask},
-              {"has_sink", t.has_sink},
-              {"bm", t.bm},
+json tile_to_json(const KernelTraits& t) {
+  return json{{"bm", t.bm},
               {"bn", t.bn},
               {"bk", t.bk},
               {"wm", t.wm},
@@ -95,6 +88,18 @@ json to_json_value(const KernelTraits& t) {
               {"stages", t.stages},
               {"warp_split_k", t.warp_split_k},
               {"smem_bytes", t.smem_bytes}};
+}
+
+json to_json_value(const KernelTraits& t) {
+  json j = tile_to_json(t);
+  j.update(json{{"dtype", t.dtype},
+                {"out_dtype", t.out_dtype},
+                {"depth", t.depth},
+                {"group", t.group},
+                {"kv", t.kv},
+                {"mask", t.mask},
+                {"has_sink", t.has_sink}});
+  return j;
 }
 
 namespace {

@@ -21,6 +21,8 @@ struct Report {
 // Non-finite doubles (a NaN error from a broken kernel) are written as the strings "nan", "inf",
 // "-inf", since JSON has no such numbers, and read back as such.
 nlohmann::json to_json_value(const KernelTraits& traits);
+// The tile part of the traits only (bm bn bk wm wn threads stages warp_split_k smem_bytes).
+nlohmann::json tile_to_json(const KernelTraits& traits);
 nlohmann::json to_json_value(const ResultRow& row);
 nlohmann::json to_json_value(const RunMetadata& meta);
 // `where` names the value in messages: "<file>: rows[3]".

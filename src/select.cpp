@@ -206,18 +206,6 @@ int bucket_distance(const BucketKey& a, const BucketKey& b) {
          std::abs(a.length_log2 - b.length_log2);
 }
 
-json traits_tile_json(const KernelTraits& t) {
-  return json{{"bm", t.bm},
-              {"bn", t.bn},
-              {"bk", t.bk},
-              {"wm", t.wm},
-              {"wn", t.wn},
-              {"threads", t.threads},
-              {"stages", t.stages},
-              {"warp_split_k", t.warp_split_k},
-              {"smem_bytes", t.smem_bytes}};
-}
-
 std::string c_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -442,7 +430,7 @@ json selection_to_json(const Selection& s) {
                            {"min_keys", 1 << b.key.length_log2},
                            {"max_keys", (2 << b.key.length_log2) - 1},
                            {"kernel", b.kernel},
-                           {"tile", traits_tile_json(b.traits)},
+                           {"tile", tile_to_json(b.traits)},
                            {"partitions", b.partitions},
                            {"problems", b.problems},
                            {"covered", b.covered},
