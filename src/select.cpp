@@ -217,7 +217,7 @@ std::string c_string(const std::string& s) {
 
 }  // namespace
 
-PartitionRule default_partition_rule() { return PartitionRule{2.0, 256, 64, false}; }
+PartitionRule default_partition_rule() { return PartitionRule{}; }  // select.h's defaults
 
 PartitionRule read_partition_rule(const std::string& path) {
   const json j = read_json_file(path, "the defaults file");
