@@ -41,7 +41,7 @@ std::string tile_id(const KernelTraits& t) {
                      t.stages, t.warp_split_k ? "_wsk" : "");
 }
 
-struct ProblemData {
+struct MeasuredProblem {
   ProblemShape shape;
   BucketKey bucket;
   double best_us = std::numeric_limits<double>::infinity();
@@ -51,12 +51,12 @@ struct ProblemData {
   std::map<std::string, const ResultRow*> tile_rows;   // tile id -> a row (kernel, traits)
 };
 
-using Dataset = std::map<std::string, ProblemData>;  // by problem name
-using Subset = std::vector<const ProblemData*>;
+using Dataset = std::map<std::string, MeasuredProblem>;  // by problem name
+using Subset = std::vector<const MeasuredProblem*>;
 
 // Time of `tile` on `q` at the measured partition count nearest p (in octaves, ties to the
 // smaller); negative when the tile was not measured on q.
-double time_near(const ProblemData& q, const std::string& tile, int p) {
+double time_near(const MeasuredProblem& q, const std::string& tile, int p) {
   auto it = q.times.find(tile);
   if (it == q.times.end() || it->second.empty()) return -1;
   double best_dist = std::numeric_limits<double>::infinity(), t = -1;
@@ -72,7 +72,7 @@ double time_near(const ProblemData& q, const std::string& tile, int p) {
 
 std::vector<BucketChoice> choose_buckets(const Subset& problems) {
   std::map<BucketKey, Subset> by_bucket;
-  for (const ProblemData* q : problems) by_bucket[q->bucket].push_back(q);
+  for (const MeasuredProblem* q : problems) by_bucket[q->bucket].push_back(q);
   std::vector<BucketChoice> out;
   for (const auto& [key, members] : by_bucket) {
     // candidate (tile, partitions) -> (covered, sum log cost, worst, a row)
@@ -82,7 +82,7 @@ std::vector<BucketChoice> choose_buckets(const Subset& problems) {
       const ResultRow* row = nullptr;
     };
     std::map<std::pair<std::string, int>, Score> scores;
-    for (const ProblemData* q : members) {
+    for (const MeasuredProblem* q : members) {
       for (const auto& [tile, by_p] : q->times) {
         for (const auto& [p, us] : by_p) {
           Score& s = scores[{tile, p}];
@@ -142,7 +142,7 @@ RuleFit rule_cost(const PartitionRule& rule, const Subset& problems,
                   const std::vector<BucketChoice>& buckets, int sm_count) {
   double log_sum = 0, worst = 0;
   int n = 0;
-  for (const ProblemData* q : problems) {
+  for (const MeasuredProblem* q : problems) {
     const BucketChoice* b = exact_bucket(buckets, q->bucket);
     if (!b) continue;
     const int p = auto_partitions(rule, sm_count, q->bucket.work_units, q->shape.keys);
@@ -190,7 +190,7 @@ Selection build(const Subset& problems, int sm_count, int max_partitions) {
 }
 
 // Cost of what lookup_config answers for q under selection s; negative when not measured.
-double lookup_cost(const Selection& s, const ProblemData& q) {
+double lookup_cost(const Selection& s, const MeasuredProblem& q) {
   const ProblemShape& p = q.shape;
   const ConfigLookup l = lookup_config(s, p.dtype, p.depth, q.bucket.group, p.kv, p.mask,
                                        q.bucket.work_units, p.keys, s.sm_count);
@@ -336,7 +336,7 @@ Selection select_defaults(const std::vector<Report>& reports,
   int max_partitions = 1;
   for (const std::string& key : order) {
     const ResultRow& row = *points[key];
-    ProblemData& q = data[row.problem.name];
+    MeasuredProblem& q = data[row.problem.name];
     if (q.shape.name.empty()) {
       q.shape = row.problem;
       q.bucket = bucket_of(row.problem);
@@ -364,7 +364,7 @@ Selection select_defaults(const std::vector<Report>& reports,
 
   double log_sum = 0;
   int n = 0;
-  for (const ProblemData* q : all) {
+  for (const MeasuredProblem* q : all) {
     ProblemCost c;
     c.problem = q->shape.name;
     c.keys = q->shape.keys;
@@ -388,18 +388,18 @@ Selection select_defaults(const std::vector<Report>& reports,
   s.geomean_cost = n ? std::exp(log_sum / n) : 0;
 
   std::set<int> lengths;
-  for (const ProblemData* q : all) lengths.insert(q->shape.keys);
+  for (const MeasuredProblem* q : all) lengths.insert(q->shape.keys);
   if (lengths.size() >= 2) {
     for (int keys : lengths) {
       Subset train, test;
-      for (const ProblemData* q : all) (q->shape.keys == keys ? test : train).push_back(q);
+      for (const MeasuredProblem* q : all) (q->shape.keys == keys ? test : train).push_back(q);
       Selection held = build(train, sm_count, max_partitions);
       HoldoutCost h;
       h.keys = keys;
       h.problems = static_cast<int>(test.size());
       double held_log_sum = 0;
       int covered = 0;
-      for (const ProblemData* q : test) {
+      for (const MeasuredProblem* q : test) {
         const double cost = lookup_cost(held, *q);
         if (cost < 0) {
           ++h.uncovered;
