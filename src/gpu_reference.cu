@@ -8,8 +8,6 @@
 
 namespace mha {
 
-MaskKind mask_kind(const std::string& mask);  // cpu_reference.cpp
-
 std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data) {
   const ProblemShape& s = problem.shape;
   const int max_len = std::max(1, problem.max_length());
