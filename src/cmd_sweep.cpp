@@ -295,10 +295,7 @@ std::string host_name() {
 
 int run_sweep(const SweepOptions& o) {
   const auto kernels = select_kernels(o.filters);
-  std::vector<ProblemSpec> specs;
-  for (const auto& text : o.problem_specs) specs.push_back(parse_problem_spec(text));
-  if (!o.problems_file.empty())
-    for (auto& s : read_problem_file(o.problems_file)) specs.push_back(s);
+  std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
     throw UsageError("sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");

@@ -69,10 +69,7 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
 int run_verify(const VerifyOptions& o) {
   const auto kernels = select_kernels(o.filters);
   const ReduceMode reduce = reduce_mode_from_name(o.reduce);
-  std::vector<ProblemSpec> specs;
-  for (const auto& text : o.problem_specs) specs.push_back(parse_problem_spec(text));
-  if (!o.problems_file.empty())
-    for (auto& s : read_problem_file(o.problems_file)) specs.push_back(s);
+  const std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   const std::string suite = o.suite.empty() && specs.empty() ? "basic" : o.suite;
   require_device(o.device);
 

@@ -185,6 +185,15 @@ std::vector<ProblemSpec> read_problem_file(const std::string& path) {
   return problem_specs_from_json(path, &j);
 }
 
+std::vector<ProblemSpec> collect_problem_specs(const std::vector<std::string>& inline_specs,
+                                               const std::string& problems_file) {
+  std::vector<ProblemSpec> specs;
+  for (const auto& text : inline_specs) specs.push_back(parse_problem_spec(text));
+  if (!problems_file.empty())
+    for (auto& s : read_problem_file(problems_file)) specs.push_back(s);
+  return specs;
+}
+
 double step_bytes(const Problem& p, int partitions) {
   const ProblemShape& s = p.shape;
   DecodeParams mask_args;

@@ -49,6 +49,10 @@ ProblemSpec parse_problem_spec(const std::string& text);
 // the file and key.
 std::vector<ProblemSpec> read_problem_file(const std::string& path);
 std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, const void* json_ptr);
+// The specs of verify's and sweep's --problem texts, in order, then those of --problems FILE
+// (when `problems_file` is not empty).
+std::vector<ProblemSpec> collect_problem_specs(const std::vector<std::string>& inline_specs,
+                                               const std::string& problems_file);
 
 // The problems a spec gives for one kernel; `why_not` says why none (family mismatch).
 std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& traits,
