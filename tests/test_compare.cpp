@@ -9,15 +9,12 @@
 #include "compare.h"
 #include "errors.h"
 
+#include "test_support.h"
+
 namespace mha {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("mha_tune_test_compare" + std::to_string(::getpid()));  // one per process
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+std::string temp_path(const std::string& name) { return testing::temp_path("test_compare", name); }
 
 ResultRow row(const std::string& kernel, const std::string& problem, int partitions, double us,
               double rel_stdev = 0.01, int samples = 50) {

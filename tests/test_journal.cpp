@@ -9,16 +9,15 @@
 #include "errors.h"
 #include "journal.h"
 
+#include "test_support.h"
+
 namespace mha {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("mha_tune_test_journal" + std::to_string(::getpid()));  // one per process
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
+std::string temp_path(const std::string& name) {  // a fresh file: journals append
+  const std::string path = testing::temp_path("test_journal", name);
   std::filesystem::remove(path);
-  return path.string();
+  return path;
 }
 
 std::string read_all(const std::string& path) {

@@ -9,20 +9,12 @@
 #include "errors.h"
 #include "problem.h"
 
+#include "test_support.h"
+
 namespace mha {
 namespace {
 
-KernelTraits traits(const std::string& mask = "null") {
-  KernelTraits t;
-  t.dtype = "bf16";
-  t.out_dtype = "bf16";
-  t.depth = 128;
-  t.group = 4;
-  t.kv = "contig";
-  t.mask = mask;
-  t.bm = 16, t.bn = 64, t.bk = 32, t.wm = 16, t.wn = 16, t.threads = 128, t.stages = 4;
-  return t;
-}
+KernelTraits traits(const std::string& mask = "null") { return testing::llama_traits(mask); }
 
 // The UsageError message of parsing `spec`, or "" when it parses. The message quotes the spec
 // (its origin), so tests look for the key in single quotes.

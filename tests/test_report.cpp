@@ -12,15 +12,12 @@
 #include "report_csv.h"
 #include "report_json.h"
 
+#include "test_support.h"
+
 namespace mha {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("mha_tune_test_report" + std::to_string(::getpid()));  // one per process
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+std::string temp_path(const std::string& name) { return testing::temp_path("test_report", name); }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;

@@ -11,6 +11,8 @@
 #include "errors.h"
 #include "select.h"
 
+#include "test_support.h"
+
 namespace mha {
 namespace {
 
@@ -24,19 +26,8 @@ std::filesystem::path temp_dir() {
 }
 
 KernelTraits tile(int bn, int stages) {
-  KernelTraits t;
-  t.dtype = "bf16";
-  t.out_dtype = "bf16";
-  t.depth = 128;
-  t.group = 4;
-  t.kv = "contig";
-  t.mask = "null";
-  t.bm = 16;
+  KernelTraits t = testing::llama_traits();
   t.bn = bn;
-  t.bk = 32;
-  t.wm = 16;
-  t.wn = 16;
-  t.threads = 128;
   t.stages = stages;
   return t;
 }

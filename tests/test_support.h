@@ -1,0 +1,34 @@
+// Shared by the host tests: a per-process scratch directory, and the traits of the family most
+// tests use (Llama-3-8B: bf16, d128, group 4, contiguous, null mask) with a 16x64 tile.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "kernel_registry.h"
+
+namespace mha::testing {
+
+// <tmp>/mha_tune_<suite><pid>/<name>, the directory created; one directory per test process so
+// that parallel ctest runs never share files.
+inline std::string temp_path(const std::string& suite, const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("mha_tune_" + suite + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+inline KernelTraits llama_traits(const std::string& mask = "null") {
+  KernelTraits t;
+  t.dtype = "bf16";
+  t.out_dtype = "bf16";
+  t.depth = 128;
+  t.group = 4;
+  t.kv = "contig";
+  t.mask = mask;
+  t.bm = 16, t.bn = 64, t.bk = 32, t.wm = 16, t.wn = 16, t.threads = 128, t.stages = 4;
+  return t;
+}
+
+}  // namespace mha::testing
