@@ -1,15 +1,31 @@
 #!/usr/bin/env bash
-# Issue 6's side-by-side comparison in one command, on this machine's GPU: the default sweep,
-# the PyTorch SDPA peers on the same shapes (scripts/peers.py), `mha-tune select` on the sweep,
-# then scripts/side_by_side.py. Writes results/<prefix>_{default,peers,defaults}.json and prints
-# the markdown table last. Usage: scripts/bench_vs_peers.sh [PREFIX]   (default: results/bench)
+# Ours against every peer on one suite, in one command, on this machine's GPU 0:
+#   1. builds the suite's config (default configs/serving.json) into build-<config name>/,
+#   2. verifies every kernel on the suite (a failure stops the run: nothing wrong is timed),
+#   3. sweeps it (PREFIX_ours.json) and lets `mha-tune select` choose the defaults,
+#   4. times the peers on the same problems (scripts/peers.py, PREFIX_peers.json), installing the
+#      FlashInfer wheels offline from .whl/ when it is there (scripts/peer_wheels.sh),
+#   5. prints scripts/side_by_side.py's table, also written to PREFIX_side_by_side.md.
+# Usage: scripts/bench_vs_peers.sh [PREFIX] [CONFIG]   (default: results/bench configs/serving.json)
+# Extra peers.py arguments: MHA_PEERS_ARGS="--peers fi_tc,fi_xqa".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 prefix=${1:-results/bench}
-./scripts/sweep.sh --quiet --out "${prefix}_default"
-shapes="b=1,h=32,kv=8;b=8,h=32,kv=8;b=1,h=64,kv=8;b=8,h=64,kv=8;b=1,h=32,kv=32;b=8,h=32,kv=32"
-lengths="n=512:2048:8192:32768:131072"
-python3 scripts/peers.py --out "${prefix}_peers" --problems "$(echo "$shapes" | sed "s/;/,$lengths;/g"),$lengths"
-build/mha-tune select "${prefix}_default.json" --out-json "${prefix}_defaults.json" \
-  --out-header "${prefix}_defaults.h" >"${prefix}_select.md"
-python3 scripts/side_by_side.py "${prefix}_default.json" "${prefix}_peers.json" "${prefix}_defaults.json"
+config=${2:-configs/serving.json}
+build="build-$(basename "$config" .json)"
+mkdir -p "$(dirname "$prefix")"
+# shellcheck source-path=SCRIPTDIR
+source scripts/setup.sh
+mha_setup "$build" "$config"
+"$build/mha-tune" verify --problems "$config" > "${prefix}_verify.log" ||
+  { tail -n 20 "${prefix}_verify.log"; echo "bench_vs_peers: verification failed" >&2; exit 1; }
+tail -n 1 "${prefix}_verify.log"
+"$build/mha-tune" sweep --config "$config" --out "${prefix}_ours" --quiet
+"$build/mha-tune" select "${prefix}_ours.json" --out-json "${prefix}_defaults.json" \
+  --out-header "${prefix}_defaults.h" > "${prefix}_select.md"
+# shellcheck source=peer_wheels.sh
+source scripts/peer_wheels.sh install .whl
+# shellcheck disable=SC2086  # word splitting of user-given arguments is intended
+python3 scripts/peers.py --suite "$config" --out "${prefix}_peers" ${MHA_PEERS_ARGS:-}
+python3 scripts/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" "${prefix}_defaults.json" |
+  tee "${prefix}_side_by_side.md"

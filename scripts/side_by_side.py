@@ -1,108 +1,169 @@
 #!/usr/bin/env python3
-"""Side-by-side decode table from one GPU session: mha-tune's tuned default (what `mha-tune
-select` chose), the best tile configuration measured, each PyTorch SDPA peer, and the read floor
-(visible K/V bytes over the peak read bandwidth measured in the same run), with issue 6's targets.
+"""The side-by-side decode table of one GPU run: per problem, mha-tune's tuned default (what
+`mha-tune select` chose for the problem's bucket), the best configuration the sweep measured,
+every peer of scripts/peers.py, the read floor (the step's bytes over the peak read bandwidth
+measured in the same run) and best peer / default (> 1: ours is faster). Rows join on the
+problem name, so the sweep and the peers must have run the same suite.
 
-Usage: scripts/side_by_side.py REPORT.json PEERS.json DEFAULTS.json [--paged PAGED.json]
-Prints markdown. Standard library only.
+Usage: scripts/side_by_side.py OURS.json PEERS.json DEFAULTS.json
+Prints markdown; exits 2 on unreadable or mismatched inputs, 1 when no problem has both a
+default and a timed peer (nothing compared is not a pass). Standard library only.
 """
 import argparse
 import json
 import math
 import sys
 
+SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
+         "peer_flashinfer_xqa": "FI xqa", "peer_flashinfer_cudnn": "FI cuDNN",
+         "peer_torch_sdpa_flash": "SDPA FA2", "peer_torch_sdpa_cudnn": "SDPA cuDNN",
+         "peer_torch_flex": "Flex"}
+STATUS = {"not_supported": "n/s", "failed": "fail", "incorrect": "wrong", "skipped": "skip"}
 
-def load(path):
+
+class InputError(Exception):
+    pass
+
+
+def load(path, what):
     try:
         with open(path) as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        sys.exit(f"side_by_side.py: {path}: {e}")
+            doc = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the {what}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: the {what} is not JSON: {e}") from None
+    key = "buckets" if what == "defaults" else "rows"
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
+        raise InputError(f"{path}: the {what} has no '{key}' list (is it a "
+                         f"{'`mha-tune select --out-json` file' if key == 'buckets' else 'report'}?)")
+    return doc
 
 
-def shape_key(problem):
-    return (problem["batch"], problem["heads"], problem["kv_heads"], problem["keys"])
+def default_choice(defaults, problem):
+    """The (kernel, partitions) select chose for the problem's exact bucket, or None."""
+    for b in defaults["buckets"]:
+        if (b["dtype"] == problem["dtype"] and b["depth"] == problem["depth"]
+                and b["group"] == problem["heads"] // problem["kv_heads"]
+                and b["kv"] == problem["kv"] and b["mask"] == problem["mask"]
+                and b["work_units"] == problem["batch"] * problem["kv_heads"]
+                and b["min_keys"] <= problem["keys"] <= b["max_keys"]):
+            return b["kernel"], b["partitions"]
+    return None
 
 
-def passed(report):
-    return [r for r in report["rows"] if r["status"] == "passed"]
+def category(problem):
+    if problem["has_sink"] or problem["mask"] != "null":
+        return "sink/window"
+    kind = "ragged" if problem["lengths"] else "uniform"
+    return f"{kind}, {'paged' + str(problem['page_size']) if problem['kv'] == 'paged' else 'contig'}"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("report")
-    ap.add_argument("peers")
-    ap.add_argument("defaults")
-    ap.add_argument("--paged", help="a paged sweep of the same shapes (page sizes as problems)")
-    a = ap.parse_args()
-    report, peers, defaults = load(a.report), load(a.peers), load(a.defaults)
-    peak = report["metadata"]["peak_read_gbps"]
+def geomean(v):
+    return math.exp(sum(map(math.log, v)) / len(v)) if v else math.nan
 
-    best, by_point = {}, {}
-    for r in passed(report):
-        k = shape_key(r["problem"])
-        by_point[(k, r["kernel"], r["partitions"])] = r
-        if k not in best or r["time"]["median_us"] < best[k]["time"]["median_us"]:
-            best[k] = r
-    peer_time = {}
-    for r in passed(peers):
-        peer_time.setdefault(shape_key(r["problem"]), {})[r["kernel"].replace("peer_torch_sdpa_", "")] = \
-            r["time"]["median_us"]
 
-    def default_row(k):
-        b, h, kv, n = k
-        for bucket in defaults["buckets"]:
-            if (bucket["group"] == h // kv and bucket["work_units"] == b * kv
-                    and bucket["min_keys"] <= n <= bucket["max_keys"]):
-                return by_point.get((k, bucket["kernel"], bucket["partitions"]))
-        return None
-
-    print(f"GPU: {report['metadata']['gpu_name']}; peak read {peak:.0f} GB/s measured in the same run; "
-          f"µs per decode step (median), bf16, d128, contiguous cache\n")
-    print("| batch | heads q/kv | keys | default µs (P) | best µs (P) | FA2 µs | cuDNN µs | floor µs "
-          "| best peer / default | default % peak |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    ratios, misses = [], []
-    for k in sorted(best, key=lambda k: (k[0], k[1], k[2], k[3])):
-        b, h, kv, n = k
-        d = default_row(k)
-        peer = peer_time.get(k, {})
-        if d is None or not peer:
+def build_table(ours, peers, defaults):
+    if any(r["kernel"].startswith("peer_") for r in ours["rows"]):
+        raise InputError("the first report holds peer rows: give the sweep's report first")
+    if not any(r["kernel"].startswith("peer_") for r in peers["rows"]):
+        raise InputError("the second report has no peer rows: give scripts/peers.py's report")
+    peak = ours["metadata"]["peak_read_gbps"]
+    order, problems, best, points, floor_bytes = [], {}, {}, {}, {}
+    for r in ours["rows"]:
+        name = r["problem"]["name"]
+        if name not in problems:
+            order.append(name)
+            problems[name] = r["problem"]
+        if r["partitions"] == 1:
+            floor_bytes[name] = r["bytes"]
+        if r["status"] != "passed":
             continue
-        t = d["time"]["median_us"]
-        floor = n * kv * 128 * 2 * 2 * b / (peak * 1e3)
-        best_peer = min(peer.values())
-        ratio = best_peer / t
-        ratios.append(ratio)
-        if ratio < 1 / 1.02:
-            misses.append(f"b{b} {h}/{kv} n{n}: default {t:.2f} µs vs best peer {best_peer:.2f} µs "
-                          f"({100 * (t / best_peer - 1):.1f}% slower)")
-        print(f"| {b} | {h}/{kv} | {n} | {t:.2f} ({d['partitions']}) | {best[k]['time']['median_us']:.2f} "
-              f"({best[k]['partitions']}) | {peer.get('flash', math.nan):.2f} | {peer.get('cudnn', math.nan):.2f} "
-              f"| {floor:.2f} | {ratio:.2f} | {100 * d['peak_fraction']:.1f}% |")
-    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else math.nan
-    print(f"\nGeometric mean of best peer / tuned default over {len(ratios)} problems: **{geo:.3f}** "
-          f"(target ≥ 1.25).")
-    print(f"Problems where the default is more than 2% slower than the best peer: {len(misses)}")
-    for m in misses:
-        print(f"- {m}")
+        points[(name, r["kernel"], r["partitions"])] = r
+        if name not in best or r["time"]["median_us"] < best[name]["time"]["median_us"]:
+            best[name] = r
+    peer_cells, peer_names = {}, []
+    for r in peers["rows"]:
+        if r["kernel"] not in peer_names:
+            peer_names.append(r["kernel"])
+        peer_cells.setdefault(r["problem"]["name"], {})[r["kernel"]] = r
+    lines = [
+        f"GPU: {ours['metadata']['gpu_name']}; peak read {peak:.0f} GB/s measured in the same run; "
+        f"µs per decode step (median); sweep {ours['metadata'].get('git_commit', '?')}, "
+        f"peers {peers['metadata'].get('git_commit', '?')} "
+        f"({', '.join(f'{k} {v}' for k, v in peers['metadata'].get('peer_packages', {}).items())})",
+        "",
+        "| problem | cache | default µs (P) | best µs (P) | "
+        + " | ".join(SHORT.get(n, n) for n in peer_names)
+        + " | floor µs | best peer | best peer / default |",
+        "|---|---|---:|---:|" + "---:|" * len(peer_names) + "---:|---|---:|"]
+    ratios, by_category, misses = [], {}, []
+    for name in order:
+        prob = problems[name]
+        choice = default_choice(defaults, prob)
+        d = points.get((name, *choice)) if choice else None
+        cells = peer_cells.get(name, {})
+        timed = {k: r["time"]["median_us"] for k, r in cells.items() if r["status"] == "passed"}
+        floor = floor_bytes.get(name, math.nan) / (peak * 1e3) if peak else math.nan
+        peer_text = []
+        for n in peer_names:
+            r = cells.get(n)
+            peer_text.append("" if r is None else f"{r['time']['median_us']:.2f}"
+                             if r["status"] == "passed" else STATUS.get(r["status"], r["status"]))
+        ratio_text, best_peer_text = "", ""
+        if timed:
+            bp = min(timed, key=timed.get)
+            best_peer_text = SHORT.get(bp, bp)
+            if d:
+                ratio = timed[bp] / d["time"]["median_us"]
+                ratios.append(ratio)
+                by_category.setdefault(category(prob), []).append(ratio)
+                ratio_text = f"{ratio:.2f}"
+                if ratio < 1 / 1.02:
+                    misses.append(f"{name}: default {d['time']['median_us']:.2f} µs, "
+                                  f"{best_peer_text} {timed[bp]:.2f} µs "
+                                  f"({100 * (d['time']['median_us'] / timed[bp] - 1):.1f}% slower)")
+        dtext = f"{d['time']['median_us']:.2f} ({d['partitions']})" if d else "—"
+        btext = (f"{best[name]['time']['median_us']:.2f} ({best[name]['partitions']})"
+                 if name in best else "—")
+        lines.append(f"| {name} | {category(prob)} | {dtext} | {btext} | " + " | ".join(peer_text)
+                     + f" | {floor:.2f} | {best_peer_text} | {ratio_text} |")
+    if not ratios:
+        raise LookupError("no problem has both a tuned default and a timed peer: were the sweep and "
+                          "the peers run on the same suite?")
+    lines += ["", f"Geometric mean of best peer / default over {len(ratios)} problems: "
+              f"**{geomean(ratios):.3f}** (> 1: mha-tune faster)."]
+    for cat, v in sorted(by_category.items()):
+        lines.append(f"- {cat}: {geomean(v):.3f} over {len(v)} (min {min(v):.2f}, max {max(v):.2f})")
+    lines.append(f"\nProblems where the default is more than 2% slower than the best peer: {len(misses)}")
+    lines += [f"- {m}" for m in misses]
+    lines.append("\nn/s: the peer cannot compute the problem (its row gives the reason); wrong: it "
+                 "failed verification; fail: it raised or crashed (reason in the report).")
+    return "\n".join(lines)
 
-    if a.paged:
-        print("\nPaged cache (same tiles as the contiguous default family), best µs per problem:\n")
-        print("| batch | keys | page | paged µs | contiguous µs | paged / contiguous |")
-        print("|---:|---:|---:|---:|---:|---:|")
-        paged_best = {}
-        for r in passed(load(a.paged)):
-            p = r["problem"]
-            k = (p["batch"], p["keys"], p["page_size"])
-            if k not in paged_best or r["time"]["median_us"] < paged_best[k]:
-                paged_best[k] = r["time"]["median_us"]
-        for (b, n, page), t in sorted(paged_best.items()):
-            c = best.get((b, 32, 8, n))
-            if c:
-                ct = c["time"]["median_us"]
-                print(f"| {b} | {n} | {page} | {t:.2f} | {ct:.2f} | {t / ct:.2f} |")
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("ours", help="mha-tune sweep report (JSON)")
+    ap.add_argument("peers", help="scripts/peers.py report (JSON)")
+    ap.add_argument("defaults", help="mha-tune select --out-json file")
+    a = ap.parse_args(argv)
+    try:
+        table = build_table(load(a.ours, "sweep report"), load(a.peers, "peers report"),
+                            load(a.defaults, "defaults"))
+    except InputError as e:
+        print(f"side_by_side.py: {e}", file=sys.stderr)
+        return 2
+    except LookupError as e:
+        print(f"side_by_side.py: {e}", file=sys.stderr)
+        return 1
+    except (KeyError, TypeError) as e:
+        print(f"side_by_side.py: a report lacks a field of mha-tune's schema: {e}", file=sys.stderr)
+        return 2
+    print(table)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

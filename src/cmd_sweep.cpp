@@ -112,6 +112,14 @@ std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
         }
         auto [it, inserted] = index.emplace(p.shape.name, work.size());
         if (inserted) work.push_back({p, {}});
+        // A name is a problem's identity in reports: one name for two problems (a named spec
+        // that leaves kv or page_size to the families) would give one kernel the other's data.
+        const Problem& first = work[it->second].problem;
+        if (!inserted && problem_name(first) != problem_name(p))
+          throw UsageError(fmt::format(
+              "{}: the name '{}' stands for two problems, {} and {} (for kernel {}): give the "
+              "differing keys in the spec, or a name per problem",
+              spec.origin, p.shape.name, problem_name(first), problem_name(p), k->name));
         work[it->second].kernels.push_back(k);
       }
     }

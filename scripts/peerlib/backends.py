@@ -1,0 +1,309 @@
+"""The peers: each decode path that serving engines run, as one class. A peer says which cache
+layout it reads (`layout`), which problems it cannot compute and why (`why_not`, pure, so the
+tests and --dry-run need no torch), and builds a call that computes one step on copy i of the
+inputs (`prepare`). Every K/V cache is a pool of pages in HND order ([pages, kv_heads, page, d]);
+a contiguous cache is the same memory with one page per sequence, so "contig" means exactly
+mha-tune's [batch, kv_heads, keys, d] layout wherever the peer accepts it.
+"""
+from .suite import is_ragged
+
+FLASHINFER_VERSION_TRIED = "0.5.3"
+XQA_PAGE_SIZES = (16, 32, 64, 128)
+
+
+class Layout:
+    """How a peer wants the cache: pages of `page_size` keys (0: one page per sequence), shuffled
+    over the pool or in order."""
+
+    def __init__(self, page_size, shuffled):
+        self.page_size, self.shuffled = page_size, shuffled
+
+    def describe(self, p):
+        if self.page_size == 0:
+            return "contiguous [b, kv, n, d]"
+        return f"pages of {self.page_size}, {'shuffled' if self.shuffled else 'in order'}"
+
+
+def problem_layout(p):
+    """The layout the problem names: mha-tune's contiguous cache, or its shuffled pages."""
+    return Layout(p["page_size"], True) if p["kv"] == "paged" else Layout(0, False)
+
+
+class Peer:
+    name = ""           # the report's kernel name is "peer_" + name
+    package = "torch"   # what must be importable
+
+    def layout(self, p):
+        return problem_layout(p)
+
+    def why_not(self, p):
+        return None
+
+    def prepare(self, torch, p, data):
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------- PyTorch
+
+class SdpaPeer(Peer):
+    """PyTorch scaled_dot_product_attention with one backend forced (FlashAttention-2 or cuDNN)."""
+    BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.name = f"torch_sdpa_{backend}"
+
+    def why_not(self, p):
+        if p["kv"] == "paged":
+            return "SDPA takes dense K/V only, no page table"
+        if is_ragged(p):
+            return "SDPA takes no per-sequence lengths (the FA2 backend refuses attention masks)"
+        if p["has_sink"]:
+            return "SDPA has no attention-sink term"
+        if p["mask"] == "window":
+            return "SDPA has no sliding window (the FA2 backend refuses attention masks)"
+        return None
+
+    def prepare(self, torch, p, data):
+        import inspect
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        kind = getattr(SDPBackend, self.BACKENDS[self.backend])
+        b, h, kv, d, n = p["batch"], p["heads"], p["kv_heads"], p["depth"], p["keys"]
+        group = h // kv
+        qs = [q.view(b, h, 1, d) for q in data.q]
+        ks = [k.view(b, kv, n, d) for k in data.k]
+        vs = [v.view(b, kv, n, d) for v in data.v]
+        try:
+            has_gqa = "enable_gqa" in inspect.signature(F.scaled_dot_product_attention).parameters
+        except (TypeError, ValueError):
+            has_gqa = "enable_gqa" in (F.scaled_dot_product_attention.__doc__ or "")
+        modes = ["plain"] if group == 1 else (["enable_gqa", "expand"] if has_gqa else ["expand"])
+        refusals = []
+        for mode in modes:
+            mk, mv, note = ks, vs, ""
+            if mode == "expand":  # expanded before timing, so the expansion is not timed
+                mk = [k.repeat_interleave(group, dim=1) for k in ks]
+                mv = [v.repeat_interleave(group, dim=1) for v in vs]
+                note = (f"K/V heads expanded {group}x with repeat_interleave before timing; the "
+                        "kernel reads the expanded K/V, bytes count the unexpanded K/V")
+            elif mode == "enable_gqa":
+                note = "enable_gqa=True"
+            extra = {"enable_gqa": True} if mode == "enable_gqa" else {}
+
+            def call(i, mk=mk, mv=mv, extra=extra):
+                with sdpa_kernel([kind]):
+                    out = F.scaled_dot_product_attention(qs[i], mk[i], mv[i], scale=p["scale"],
+                                                         **extra)
+                return out.view(b, h, d)
+            try:
+                call(0)
+                torch.cuda.synchronize()
+            except RuntimeError as e:
+                if "No available kernel" not in str(e):
+                    raise
+                refusals.append(f"{mode}: {str(e).strip().splitlines()[0][:200]}")
+                continue
+            return call, note
+        raise NotSupported(" | ".join(refusals))
+
+
+class FlexPeer(Peer):
+    """torch.nn.attention.flex_attention under torch.compile, q_len 1, GQA through enable_gqa;
+    lengths and the window as a block mask, so fully hidden key blocks are skipped."""
+    name = "torch_flex"
+
+    def why_not(self, p):
+        if p["kv"] == "paged":
+            return ("flex_attention reads dense K/V; paging exists only as the experimental, "
+                    "non-public torch.nn.attention.experimental._paged_attention")
+        if p["has_sink"]:
+            return "flex_attention's score_mod cannot add a sink term to the softmax denominator"
+        return None
+
+    def prepare(self, torch, p, data):
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+        b, h, kv, d, n = p["batch"], p["heads"], p["kv_heads"], p["depth"], p["keys"]
+        lengths, window = data.lengths, p["window"] if p["mask"] == "window" else 0
+        qs = [q.view(b, h, 1, d) for q in data.q]
+        ks = [k.view(b, kv, n, d) for k in data.k]
+        vs = [v.view(b, kv, n, d) for v in data.v]
+        block_mask = None
+        if is_ragged(p) or window:
+            def mask_mod(bi, hi, qi, ki):
+                seen = ki < lengths[bi]
+                if window:
+                    seen = seen & (ki >= lengths[bi] - window)
+                return seen
+            block_mask = create_block_mask(mask_mod, B=b, H=None, Q_LEN=1, KV_LEN=n, device="cuda")
+        compiled = torch.compile(flex_attention, dynamic=False)
+
+        def call(i):
+            return compiled(qs[i], ks[i], vs[i], block_mask=block_mask, scale=p["scale"],
+                            enable_gqa=kv != h).view(b, h, d)
+        return call, "torch.compile(flex_attention)" + (", block mask" if block_mask else "")
+
+
+# ---------------------------------------------------------------- FlashInfer
+
+def _fi_dtype(torch, p):
+    return {"bf16": torch.bfloat16, "fp16": torch.float16}[p["dtype"]]
+
+
+class FlashInferPagedPeer(Peer):
+    """FlashInfer's paged APIs split a sequence's keys at page granularity, so one page per
+    sequence would run a batch-1 step on a handful of blocks (measured on the H200: 197 us at 2,048
+    keys against 34 us with pages). A contiguous problem is given their densest fast layout
+    instead: the cache as one pool of 128-key pages in order."""
+    package = "flashinfer"
+
+    def layout(self, p):
+        return Layout(128, False) if p["kv"] != "paged" else problem_layout(p)
+
+
+class FlashInferWrapperPeer(FlashInferPagedPeer):
+    """FlashInfer's BatchDecodeWithPagedKVCacheWrapper (FA2 backend), planned once outside the
+    timed region with use_cuda_graph=True; with or without tensor cores."""
+
+    def __init__(self, tensor_cores):
+        self.tensor_cores = tensor_cores
+        self.name = "flashinfer_tc" if tensor_cores else "flashinfer_fa2"
+
+    def why_not(self, p):
+        if p["has_sink"]:
+            return ("FlashInfer 0.5.3's FA2 decode kernels take no sinks (run(sinks=...) reaches "
+                    "only the trtllm-gen backend, which is sm100-only)")
+        return None
+
+    def prepare(self, torch, p, data):
+        import flashinfer
+        b = p["batch"]
+        ps = data.page_size
+        counts = data.page_counts
+        indptr = torch.tensor([0] + list(_cumsum(counts)), dtype=torch.int32, device="cuda")
+        indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
+        last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
+                            dtype=torch.int32, device="cuda")
+        workspace = torch.zeros(128 << 20, dtype=torch.uint8, device="cuda")
+        wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+            workspace, "HND", use_cuda_graph=True, use_tensor_cores=self.tensor_cores,
+            paged_kv_indptr_buffer=torch.empty_like(indptr),
+            paged_kv_indices_buffer=torch.empty_like(indices),
+            paged_kv_last_page_len_buffer=torch.empty_like(last))
+        window_left = p["window"] - 1 if p["mask"] == "window" else -1
+        wrapper.plan(indptr, indices, last, p["heads"], p["kv_heads"], p["depth"], ps,
+                     window_left=window_left, q_data_type=_fi_dtype(torch, p),
+                     kv_data_type=_fi_dtype(torch, p), sm_scale=p["scale"])
+        outs = [torch.empty(b, p["heads"], p["depth"], dtype=_fi_dtype(torch, p), device="cuda")
+                for _ in range(2)]
+
+        def call(i):
+            out = outs[i % 2]
+            wrapper.run(data.q[i], (data.k[i], data.v[i]), out=out)
+            return out
+        call.keep = (wrapper, workspace, indptr, indices, last)
+        return call, f"{'tensor cores' if self.tensor_cores else 'CUDA cores'}, planned once"
+
+
+class FlashInferXqaPeer(FlashInferPagedPeer):
+    """FlashInfer's XQA backend (TensorRT-LLM's decode kernel; FlashInfer's default decode backend
+    on sm90): xqa_batch_decode_with_kv_cache. It reads pages of 16..128 keys only."""
+    name = "flashinfer_xqa"
+
+    def why_not(self, p):
+        if p["kv"] == "paged" and p["page_size"] not in XQA_PAGE_SIZES:
+            return f"XQA pages hold 16, 32, 64 or 128 keys, not {p['page_size']}"
+        if p["depth"] % 16:
+            return f"XQA head_dim must be a multiple of 16, not {p['depth']}"
+        return None
+
+    def prepare(self, torch, p, data):
+        from flashinfer.decode import xqa_batch_decode_with_kv_cache
+        workspace = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
+        # The API asks for uint32 lengths; an older torch without that dtype passes int32.
+        seq_lens = data.lengths.to(getattr(torch, "uint32", torch.int32))
+        window_left = p["window"] - 1 if p["mask"] == "window" else -1
+        max_len = data.table.shape[1] * data.page_size
+        outs = [torch.empty(p["batch"], p["heads"], p["depth"], dtype=_fi_dtype(torch, p),
+                            device="cuda") for _ in range(2)]
+
+        def call(i):
+            out = outs[i % 2]
+            xqa_batch_decode_with_kv_cache(
+                data.q[i], (data.k[i], data.v[i]), workspace, data.table, seq_lens, max_len,
+                bmm1_scale=p["scale"], bmm2_scale=1.0, window_left=window_left, out=out,
+                sinks=data.sinks, kv_layout="HND")
+            return out
+        call.keep = (workspace, seq_lens)
+        return call, "XQA"
+
+
+class FlashInferCudnnPeer(FlashInferPagedPeer):
+    """cuDNN's paged decode (the cuDNN frontend's SDPA with page tables and per-sequence lengths)
+    through FlashInfer's cudnn_batch_decode_with_kv_cache. (With one page per sequence, cuDNN
+    proposed no engine for a ragged batch of 9,000 keys at most.)"""
+    name = "flashinfer_cudnn"
+
+    def why_not(self, p):
+        if p["has_sink"]:
+            return "cudnn_batch_decode_with_kv_cache has no sink argument"
+        if p["mask"] == "window":
+            return "cudnn_batch_decode_with_kv_cache has no sliding-window argument"
+        if p["dtype"] != "bf16":
+            return "FlashInfer 0.5.3's cuDNN decode graph is built for bf16 only"
+        return None
+
+    def prepare(self, torch, p, data):
+        from flashinfer.cudnn import cudnn_batch_decode_with_kv_cache
+        workspace = torch.zeros(128 << 20, dtype=torch.uint8, device="cuda")
+        lens = data.lengths.view(p["batch"], 1, 1, 1).contiguous()
+        max_len = data.table.shape[1] * data.page_size
+        outs = [torch.empty(p["batch"], p["heads"], p["depth"], dtype=_fi_dtype(torch, p),
+                            device="cuda") for _ in range(2)]
+
+        def call(i):
+            out = outs[i % 2]
+            cudnn_batch_decode_with_kv_cache(
+                data.q[i], data.k[i], data.v[i], p["scale"], workspace, max_sequence_kv=max_len,
+                actual_seq_lens_kv=lens, block_tables=data.table, is_cuda_graph_compatible=True,
+                out=out)
+            return out
+        call.keep = (workspace, lens)
+        return call, "cuDNN paged SDPA"
+
+
+class NotSupported(Exception):
+    """A peer found at run time that it cannot compute the problem (e.g. SDPA refusing)."""
+
+
+def _cumsum(v):
+    total = 0
+    for x in v:
+        total += x
+        yield total
+
+
+PEERS = {peer.name: peer for peer in (
+    SdpaPeer("flash"), SdpaPeer("cudnn"), FlexPeer(), FlashInferWrapperPeer(False),
+    FlashInferWrapperPeer(True), FlashInferXqaPeer(), FlashInferCudnnPeer())}
+# Short names for --peers.
+SHORT = {"flash": "torch_sdpa_flash", "cudnn": "torch_sdpa_cudnn", "flex": "torch_flex",
+         "fi_fa2": "flashinfer_fa2", "fi_tc": "flashinfer_tc", "fi_xqa": "flashinfer_xqa",
+         "fi_cudnn": "flashinfer_cudnn"}
+
+
+def resolve(names):
+    """'flash,fi_tc' or 'all' -> peer objects; unknown names raise ValueError naming them."""
+    if names.strip() == "all":
+        return list(PEERS.values())
+    out, bad = [], []
+    for n in (x.strip() for x in names.split(",")):
+        if not n:
+            continue
+        full = SHORT.get(n, n)
+        (out if full in PEERS else bad).append(PEERS.get(full, n))
+    if bad or not out:
+        raise ValueError(f"--peers: {', '.join(bad) or '(empty)'}: choose from all, "
+                         f"{', '.join(SHORT)} (or {', '.join(PEERS)})")
+    return out
+

@@ -1,0 +1,83 @@
+"""Peer rows and reports in mha-tune's report schema (schema_version 1, the keys of
+src/report_json.cpp), so that compare, plots and the side-by-side table read them unchanged. A peer
+has no tile: its traits carry zeros and its kernel name starts with "peer_"."""
+import datetime
+import json
+import math
+import os
+
+from .suite import step_bytes
+
+
+def number(v):
+    """As report_json.cpp: NaN and infinities as strings."""
+    if isinstance(v, float) and math.isnan(v):
+        return "nan"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def lengths_field(p):
+    return p["lengths_name"]
+
+
+def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0, max_abs=0.0,
+             device=0):
+    t = time_us or {"median_us": 0.0, "min_us": 0.0, "mean_us": 0.0, "stdev_us": 0.0, "samples": 0}
+    b = step_bytes(p)
+    gbps = b / (t["median_us"] * 1e-6) / 1e9 if status == "passed" and t["median_us"] > 0 else 0.0
+    traits = {"dtype": p["dtype"], "out_dtype": p["out_dtype"], "depth": p["depth"],
+              "group": p["heads"] // p["kv_heads"], "kv": p["kv"], "mask": p["mask"],
+              "has_sink": p["has_sink"], "bm": 0, "bn": 0, "bk": 0, "wm": 0, "wn": 0, "threads": 0,
+              "stages": 0, "warp_split_k": False, "smem_bytes": 0}
+    problem = {"name": p["name"], "batch": p["batch"], "heads": p["heads"],
+               "kv_heads": p["kv_heads"], "depth": p["depth"], "dtype": p["dtype"],
+               "out_dtype": p["out_dtype"], "kv": p["kv"], "page_size": p["page_size"],
+               "mask": p["mask"], "window": p["window"], "chunk": 0, "has_sink": p["has_sink"],
+               "keys": p["keys"], "lengths": lengths_field(p)}
+    return {"kernel": f"peer_{peer}", "traits": traits, "problem": problem,
+            "partitions": 1, "status": status, "reason": reason,
+            "time": {k: number(float(v)) if k != "samples" else int(v) for k, v in t.items()},
+            "bytes": b, "achieved_gbps": number(gbps),
+            "peak_fraction": number(gbps / peak_gbps if peak_gbps > 0 else 0.0),
+            "rel_l2_error": number(float(rel_l2)), "max_abs_error": number(float(max_abs)),
+            "sm_clock_mhz": 0.0, "throttled": False, "device": device}
+
+
+def make_metadata(gpu_name="", sm_count=0, l2_bytes=0, peak_gbps=0.0, command_line="", seed=1,
+                  driver_version="", cuda_version="", git_commit="unknown", timestamp=None,
+                  devices="", config_file=""):
+    ts = timestamp or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"schema_version": 1, "tool_version": "peers.py", "git_commit": git_commit,
+            "gpu_name": gpu_name, "sm_count": int(sm_count), "sm_clock_max_mhz": 0.0,
+            "mem_clock_max_mhz": 0.0, "l2_bytes": int(l2_bytes), "driver_version": driver_version,
+            "cuda_version": cuda_version, "timestamp": ts, "config_file": config_file,
+            "config_hash": "", "command_line": command_line,
+            "peak_read_gbps": number(float(peak_gbps)), "seed": int(seed), "timing_mode": "graph",
+            "cold_cache": True, "shard_index": -1, "shard_count": 0, "devices": devices}
+
+
+def make_report(meta, rows):
+    return {"schema_version": 1, "metadata": meta, "rows": rows}
+
+
+def write_report(path, report):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _fmt(v, spec):
+    return v if isinstance(v, str) else format(v, spec)
+
+
+def format_table(rows):
+    lines = [f"{'problem':<44} {'peer':<26} {'status':<13} {'median us':>10} {'GB/s':>7} {'peak':>6}"]
+    for r in rows:
+        lines.append(f"{r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
+                     f"{_fmt(r['time']['median_us'], '.2f'):>10} {_fmt(r['achieved_gbps'], '.0f'):>7} "
+                     f"{_fmt(r['peak_fraction'], '.2f'):>6}")
+    return "\n".join(lines)

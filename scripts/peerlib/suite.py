@@ -1,0 +1,256 @@
+"""Peer problems as mha-tune writes them: inline specs and suite files with mha-tune's own keys,
+expanded and named exactly as src/problem.cpp does, so that peer rows and mha-tune rows of one
+suite join on the problem name. Also the bytes a step must move and the page tables peers read.
+Standard library only (the tests and --dry-run import no torch)."""
+import json
+import random
+
+# The keys of src/problem.cpp's set_field that change what a peer computes or how it is named,
+# plus short aliases for the common ones.
+ALIASES = {"b": "batch", "h": "heads", "n": "keys", "d": "depth"}
+KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
+        "mask", "window", "chunk", "sink", "sink_mean", "q_std", "scale", "keys", "lengths",
+        "partitions")
+CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16"), "kv": ("contig", "paged"),
+           "mask": ("null", "causal", "window")}
+DEPTHS = (64, 128, 256)
+
+
+class UsageError(Exception):
+    pass
+
+
+def _ints(where, key, value):
+    items = value if isinstance(value, list) else str(value).split(":")
+    out = []
+    for v in items:
+        try:
+            iv = int(v)
+        except (TypeError, ValueError):
+            raise UsageError(f"{where}: key '{key}': '{v}' is not an integer") from None
+        if isinstance(v, float) and v != iv:
+            raise UsageError(f"{where}: key '{key}': {v} is not an integer")
+        out.append(iv)
+    if not out:
+        raise UsageError(f"{where}: key '{key}': empty list")
+    return out
+
+
+def _one_int(where, key, value, minimum):
+    v = _ints(where, key, value)
+    if len(v) != 1 or v[0] < minimum:
+        raise UsageError(f"{where}: key '{key}': expected one integer >= {minimum}, got '{value}'")
+    return v[0]
+
+
+def _float(where, key, value):
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{where}: key '{key}': '{value}' is not a number") from None
+    if f != f or f in (float("inf"), float("-inf")):
+        raise UsageError(f"{where}: key '{key}': '{value}' is not a finite number")
+    return f
+
+
+def parse_fields(where, items):
+    """(key, value) pairs -> a spec dict with checked values; unknown keys are errors."""
+    spec = {}
+    for key, value in items:
+        key = ALIASES.get(key, key)
+        if key not in KEYS:
+            raise UsageError(f"{where}: unknown key '{key}' (keys: {', '.join(KEYS)})")
+        if key in ("name",):
+            spec[key] = str(value)
+        elif key in CHOICES:
+            if str(value) not in CHOICES[key]:
+                raise UsageError(f"{where}: key '{key}': '{value}' is not one of "
+                                 f"{', '.join(CHOICES[key])}")
+            spec[key] = str(value)
+        elif key == "sink":
+            text = str(value).lower()
+            if text not in ("true", "false", "1", "0"):
+                raise UsageError(f"{where}: key 'sink': '{value}' is not true or false")
+            spec[key] = text in ("true", "1")
+        elif key in ("sink_mean", "q_std", "scale"):
+            spec[key] = _float(where, key, value)
+        elif key in ("keys", "lengths"):
+            spec[key] = _ints(where, key, value)
+            if min(spec[key]) < 1:
+                raise UsageError(f"{where}: key '{key}': lengths must be >= 1")
+        elif key == "partitions":
+            continue  # mha-tune's split-K counts; a peer chooses its own
+        elif key in ("page_size", "window", "chunk"):
+            spec[key] = _one_int(where, key, value, 0)
+        else:
+            spec[key] = _one_int(where, key, value, 1)
+    if spec.get("depth", 128) not in DEPTHS:
+        raise UsageError(f"{where}: key 'depth': {spec['depth']} is not one of 64, 128, 256")
+    return spec
+
+
+def parse_inline(text):
+    """'batch=1,heads=32,kv_heads=8,keys=512:2048;b=8,...' -> list of spec dicts."""
+    specs = []
+    for i, part in enumerate(s.strip() for s in text.split(";")):
+        if not part:
+            continue
+        where = f"--problems item {i + 1} ('{part}')"
+        items = []
+        for kv in part.split(","):
+            key, eq, value = kv.strip().partition("=")
+            if not eq:
+                raise UsageError(f"{where}: '{kv}' is not key=value")
+            items.append((key.strip(), value.strip()))
+        specs.append(dict(parse_fields(where, items), origin=where))
+    return specs
+
+
+def read_suite(path):
+    """A config with a "suite", or a problem file {"problems": [...]}, as mha-tune reads them."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the suite: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}: not JSON: {e}") from None
+    origin = path
+    if isinstance(doc, dict) and "suite" in doc:
+        doc, origin = doc["suite"], f"{path}: suite"
+    if not isinstance(doc, dict) or not isinstance(doc.get("problems"), list):
+        raise UsageError(f"{origin}: key 'problems': expected a list of problem objects")
+    specs = []
+    for i, item in enumerate(doc["problems"]):
+        where = f"{origin}: problems[{i}]"
+        if not isinstance(item, dict):
+            raise UsageError(f"{where}: expected an object")
+        specs.append(dict(parse_fields(where, item.items()), origin=where))
+    return specs
+
+
+def _g(x):
+    """fmt's {:g} for the floats in names."""
+    return format(x, "g")
+
+
+def problem_name(p):
+    """As src/problem.cpp problem_name."""
+    name = (f"b{p['batch']}_h{p['heads']}_kv{p['kv_heads']}_d{p['depth']}_n{p['keys']}_"
+            f"{p['dtype']}")
+    if p["out_dtype"] != p["dtype"]:
+        name += "_o" + p["out_dtype"]
+    name += "_" + p["kv"] + (str(p["page_size"]) if p["kv"] == "paged" else "")
+    name += "_" + p["mask"] + (str(p["window"]) if p["mask"] == "window" else "")
+    if p["has_sink"]:
+        name += "_sink" + _g(p["sink_mean"])
+    if p["lengths_name"]:
+        name += "_" + p["lengths_name"]
+    if p["q_std"] != 1.0:
+        name += "_qstd" + _g(p["q_std"])
+    if p["scale_given"] > 0:
+        name += "_scale" + _g(p["scale_given"])
+    return name
+
+
+def expand(spec):
+    """One spec -> its problems (one per length, or one ragged problem), named as mha-tune does.
+    Fields a spec leaves out take mha-tune's family defaults for the Llama-3-8B shape."""
+    where = spec.get("origin", "problem")
+    heads, kv_heads = spec.get("heads", 32), spec.get("kv_heads", 8)
+    if heads % kv_heads:
+        raise UsageError(f"{where}: heads {heads} is not a multiple of kv_heads {kv_heads}")
+    kv, mask = spec.get("kv", "contig"), spec.get("mask", "null")
+    base = {"batch": spec.get("batch", 1), "heads": heads, "kv_heads": kv_heads,
+            "depth": spec.get("depth", 128), "dtype": spec.get("dtype", "bf16"),
+            "kv": kv, "page_size": spec.get("page_size") or (16 if kv == "paged" else 0),
+            "mask": mask, "window": spec.get("window") or (128 if mask == "window" else 0),
+            "has_sink": spec.get("sink", False), "sink_mean": spec.get("sink_mean", 0.0),
+            "q_std": spec.get("q_std", 1.0), "scale_given": spec.get("scale", 0.0),
+            "lengths_name": ""}
+    base["out_dtype"] = spec.get("out_dtype", base["dtype"])
+    if kv != "paged":
+        base["page_size"] = 0
+    if mask != "window":
+        base["window"] = 0
+    base["scale"] = base["scale_given"] or base["depth"] ** -0.5
+    out = []
+    if spec.get("lengths"):
+        lengths = spec["lengths"]
+        if "batch" in spec and spec["batch"] != len(lengths):
+            raise UsageError(f"{where}: key 'batch': {spec['batch']} disagrees with the "
+                             f"{len(lengths)} lengths given")
+        p = dict(base, batch=len(lengths), keys=max(lengths), lengths=list(lengths))
+        listed = "-".join(map(str, lengths))
+        p["lengths_name"] = ("ragged" + listed if len(listed) <= 40
+                             else f"ragged{len(lengths)}x{max(lengths)}")
+        p["name"] = spec["name"] if "name" in spec else problem_name(p)
+        out.append(p)
+        return out
+    if not spec.get("keys"):
+        raise UsageError(f"{where}: key 'keys' (or 'lengths') is required")
+    for n in spec["keys"]:
+        p = dict(base, keys=n, lengths=[n] * base["batch"])
+        p["name"] = f"{spec['name']}_n{n}" if "name" in spec else problem_name(p)
+        out.append(p)
+    return out
+
+
+def expand_all(specs):
+    problems, seen = [], set()
+    for s in specs:
+        for p in expand(s):
+            if p["name"] in seen:
+                raise UsageError(f"{s.get('origin', 'problem')}: problem name '{p['name']}' "
+                                 "appears twice")
+            seen.add(p["name"])
+            problems.append(p)
+    if not problems:
+        raise UsageError("no problem given")
+    return problems
+
+
+def is_ragged(p):
+    return len(set(p["lengths"])) > 1
+
+
+def visible_keys(p, n):
+    """Keys a query at position n - 1 sees (masks.cuh: window keeps the last `window`; causal is
+    null for decode, since the query is the newest token)."""
+    return min(n, p["window"]) if p["mask"] == "window" else n
+
+
+def step_bytes(p):
+    """As problem.cpp step_bytes with partitions 1: visible K and V, q in, output out."""
+    elem, out_elem = 2.0, 4.0 if p["out_dtype"] == "fp32" else 2.0
+    kv = sum(visible_keys(p, n) for n in p["lengths"]) * p["kv_heads"] * p["depth"] * elem * 2
+    return kv + p["batch"] * p["heads"] * p["depth"] * (elem + out_elem)
+
+
+def page_table(lengths, page_size, seed, shuffle=True):
+    """Rows of physical page ids, one row per sequence padded to the longest with page 0, and the
+    pool size. Pages are shuffled over the whole pool (as mha-tune's problem_data.cu does) so no
+    peer profits from physically contiguous pages."""
+    counts = [(n + page_size - 1) // page_size for n in lengths]
+    total = sum(counts)
+    physical = list(range(total))
+    if shuffle:
+        random.Random(seed).shuffle(physical)
+    rows, at, width = [], 0, max(counts)
+    for c in counts:
+        rows.append(physical[at:at + c] + [0] * (width - c))
+        at += c
+    return rows, total
+
+
+def cache_bytes(p, page_size):
+    """K and V bytes of one copy of a cache paged at page_size (page_size = longest: dense)."""
+    pages = sum((n + page_size - 1) // page_size for n in p["lengths"])
+    return 2.0 * pages * page_size * p["kv_heads"] * p["depth"] * 2
+
+
+def group_key(p):
+    """Problems that share a peer's compiled kernels (FlashInfer's JIT modules are built per head
+    counts, depth, dtype, mask and sink; lengths, batch and paging are runtime values) and so one
+    worker process."""
+    return (p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["mask"], p["has_sink"])

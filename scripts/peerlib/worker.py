@@ -1,0 +1,164 @@
+"""One worker process: one peer over a list of problems that share its compiled kernels. For each
+problem it journals "start" before touching the GPU and the finished row after, so that the parent
+can name the problem a crash (a signal) happened in and go on with the rest in a new process.
+Inputs are random (never zeros), the reference is fp32 on the logical cache of copy 0, and a peer
+is timed only after it matched the reference."""
+import json
+import math
+import sys
+
+from . import backends, report, timing
+from .suite import cache_bytes, page_table
+
+TOLERANCE = 2e-2  # rel L2 against the fp32 reference, bf16/fp16 outputs
+
+
+class CaseData:
+    """The inputs of one problem in one peer's layout, n_copies times over for the rotation."""
+
+    def __init__(self, torch, p, layout, n_copies, seed):
+        b, h, kv, d = p["batch"], p["heads"], p["kv_heads"], p["depth"]
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[p["dtype"]]
+        self.page_size = layout.page_size or max(p["lengths"])
+        rows, pages = page_table(p["lengths"], self.page_size, seed, layout.shuffled)
+        self.page_counts = [(n + self.page_size - 1) // self.page_size for n in p["lengths"]]
+        self.table = torch.tensor(rows, dtype=torch.int32, device="cuda")
+        self.lengths = torch.tensor(p["lengths"], dtype=torch.int32, device="cuda")
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+
+        def randn(*shape, std=1.0):
+            return (torch.randn(*shape, generator=gen, device="cuda", dtype=torch.float32)
+                    .mul_(std).to(dtype))
+        self.q = [randn(b, h, d, std=p["q_std"]) for _ in range(n_copies)]
+        self.k = [randn(pages, kv, self.page_size, d) for _ in range(n_copies)]
+        self.v = [randn(pages, kv, self.page_size, d) for _ in range(n_copies)]
+        self.sinks = None
+        if p["has_sink"]:  # per query head, in units of scaled scores (the contract's)
+            self.sinks = (torch.randn(h, generator=gen, device="cuda", dtype=torch.float32)
+                          + p["sink_mean"])
+
+    def logical(self, which, seq, n):
+        """[kv, n, d] keys or values of sequence `seq` from copy 0, through the page table."""
+        pool = (self.k if which == "k" else self.v)[0]
+        pages = self.table[seq, :self.page_counts[seq]].long()
+        kv, d = pool.shape[1], pool.shape[3]
+        return pool[pages].permute(1, 0, 2, 3).reshape(kv, -1, d)[:, :n]
+
+
+def reference(torch, p, data):
+    """fp32 attention of copy 0, sequence by sequence, with the window and the sink."""
+    h, kv, d = p["heads"], p["kv_heads"], p["depth"]
+    out = torch.empty(p["batch"], h, d, dtype=torch.float32, device="cuda")
+    for seq, n in enumerate(p["lengths"]):
+        begin = max(0, n - p["window"]) if p["mask"] == "window" else 0
+        k = data.logical("k", seq, n)[:, begin:].float()
+        v = data.logical("v", seq, n)[:, begin:].float()
+        q = data.q[0][seq].float().view(kv, h // kv, d)
+        s = torch.einsum("kgd,knd->kgn", q, k) * p["scale"]
+        if data.sinks is not None:
+            s = torch.cat([s, data.sinks.view(kv, h // kv, 1)], dim=-1)
+        w = torch.softmax(s, dim=-1)
+        if data.sinks is not None:
+            w = w[..., :-1]
+        out[seq] = torch.einsum("kgn,knd->kgd", w, v).reshape(h, d)
+    return out
+
+
+def copy_bytes(p, layout):
+    ps = layout.page_size or max(p["lengths"])
+    return cache_bytes(p, ps) + 2.0 * p["batch"] * p["heads"] * p["depth"]
+
+
+def run_case(torch, peer, p, env):
+    layout = peer.layout(p)
+    n_copies = timing.rotation_copies(copy_bytes(p, layout), env["l2_bytes"])
+    data = CaseData(torch, p, layout, n_copies, env["seed"])
+    ref = reference(torch, p, data)
+    try:
+        call, note = peer.prepare(torch, p, data)
+    except backends.NotSupported as e:
+        return report.make_row(peer.name, p, "not_supported", str(e)[:500])
+    out = call(0)
+    torch.cuda.synchronize()
+    diff = out.float() - ref
+    rel = (diff.norm() / ref.norm().clamp_min(1e-30)).item()
+    max_abs = diff.abs().max().item()
+    note = f"{note}; {layout.describe(p)}; {n_copies} copies"
+    if not math.isfinite(rel) or rel >= TOLERANCE:
+        return report.make_row(peer.name, p, "incorrect", f"rel L2 {rel:.3g} >= {TOLERANCE}; {note}",
+                               rel_l2=rel, max_abs=max_abs)
+    try:
+        samples = timing.time_graph(torch, call, n_copies, env["budget_s"], env["target"])
+    except Exception as e:  # some peers cannot be captured: time them like --timing stream
+        torch.cuda.synchronize()
+        note += (f"; graph capture failed ({type(e).__name__}: {str(e).splitlines()[0][:160]}), "
+                 "timed by stream launches")
+        samples = timing.time_stream(torch, call, n_copies, env["budget_s"], env["target"])
+    return report.make_row(peer.name, p, "passed", note, timing.summarize_us(samples),
+                           env["peak_gbps"], rel, max_abs)
+
+
+def main(job_path):
+    """Runs the job file's problems; each outcome is appended to its journal as one JSON line."""
+    with open(job_path) as f:
+        job = json.load(f)
+    import torch
+    peer = backends.PEERS[job["peer"]]
+    env = job["env"]
+    torch.manual_seed(env["seed"])
+    with open(job["journal"], "a") as journal:
+        def log(entry):
+            journal.write(json.dumps(entry) + "\n")
+            journal.flush()
+        for p in job["problems"]:
+            log({"start": p["name"]})
+            try:
+                row = run_case(torch, peer, p, env)
+            except Exception as e:
+                row = report.make_row(peer.name, p, "failed", f"{type(e).__name__}: {e}"[:500])
+                try:
+                    torch.cuda.synchronize()
+                except Exception:  # a sticky error: the rest need a new process
+                    log({"row": row})
+                    return 3
+            log({"row": row})
+            torch.cuda.empty_cache()
+    return 0
+
+
+def probe(out_path):
+    """The GPU's identity, the peak read bandwidth and which peer packages import, as JSON."""
+    import ctypes
+    import platform
+    import torch
+    info = {"python": platform.python_version(), "torch": torch.__version__}
+    if not torch.cuda.is_available():
+        info["error"] = "no CUDA device visible to torch"
+    else:
+        props = torch.cuda.get_device_properties(0)
+        info.update(gpu_name=props.name, sm_count=props.multi_processor_count,
+                    l2_bytes=getattr(props, "L2_cache_size", 0) or timing.H200_L2_BYTES,
+                    cuda_version=torch.version.cuda or "")
+        try:
+            dv = ctypes.c_int(0)
+            ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(dv))
+            info["driver_version"] = f"{dv.value // 1000}.{dv.value % 1000 // 10}"
+        except OSError:
+            info["driver_version"] = "unknown"
+        info["peak_gbps"], info["peak_method"] = timing.measure_peak_read_gbps(torch)
+    packages = {}
+    try:
+        import flashinfer
+        packages["flashinfer"] = {"version": getattr(flashinfer, "__version__", "?")}
+    except Exception as e:  # any import failure makes its peers 'skipped', with this reason
+        packages["flashinfer"] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+    packages["torch"] = {"version": torch.__version__}
+    info["packages"] = packages
+    with open(out_path, "w") as f:
+        json.dump(info, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
