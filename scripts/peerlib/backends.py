@@ -136,6 +136,12 @@ class FlexPeer(Peer):
                     seen = seen & (ki >= lengths[bi] - window)
                 return seen
             block_mask = create_block_mask(mask_mod, B=b, H=None, Q_LEN=1, KV_LEN=n, device="cuda")
+        # Each problem is a new shape, so one worker recompiles per problem; past dynamo's
+        # recompile limit (8) a compiled function silently runs eagerly, unfused.
+        import torch._dynamo
+        for limit in ("cache_size_limit", "recompile_limit"):
+            if hasattr(torch._dynamo.config, limit):
+                setattr(torch._dynamo.config, limit, 256)
         compiled = torch.compile(flex_attention, dynamic=False)
 
         def call(i):
