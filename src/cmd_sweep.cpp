@@ -23,6 +23,7 @@
 
 #include "bandwidth_probe.h"
 #include "commands.h"
+#include "config_schema.h"
 #include "device_info.h"
 #include "errors.h"
 #include "gpu_monitor.h"
@@ -295,6 +296,8 @@ std::string host_name() {
 
 int run_sweep(const SweepOptions& o) {
   const auto kernels = select_kernels(o.filters);
+  if (!o.config.empty())  // the generator's rules; and the build, not --config, picks kernels
+    warn_config_build_mismatch(o.config, read_config_families(o.config), kernel_registry());
   std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
