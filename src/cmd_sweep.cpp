@@ -31,6 +31,7 @@
 #include "kernel_selection.h"
 #include "point_runner.h"
 #include "problem.h"
+#include "problem_coverage.h"
 #include "reference.h"
 #include "report_csv.h"
 #include "report_json.h"
@@ -302,6 +303,7 @@ int run_sweep(const SweepOptions& o) {
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
     throw UsageError("sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");
+  check_problem_coverage(specs, kernels, false);
   SweepContext ctx(o, reduce_mode_from_name(o.reduce));
   if (o.timing != "graph" && o.timing != "stream")
     throw UsageError(fmt::format("--timing: '{}' is not one of graph, stream", o.timing));
