@@ -1,5 +1,5 @@
 # Runs scripts/gen_dispatch.py at configure time: one .cu per kernel instance of MHA_CONFIG
-# (after MHA_KERNEL_FILTER), dispatch_table.cu and manifest.json in ${CMAKE_BINARY_DIR}/generated.
+# (after MHA_KERNEL_FILTER), dispatch_table.cu, build_config.cpp and manifest.json in ${CMAKE_BINARY_DIR}/generated.
 # The generator writes a file only when its content changes, so re-running it rebuilds nothing
 # needlessly. Sets MHA_GENERATED_SOURCES, MHA_MANIFEST and MHA_CONFIG_LABEL.
 get_filename_component(_mha_config "${MHA_CONFIG}" ABSOLUTE BASE_DIR "${PROJECT_SOURCE_DIR}")
@@ -34,7 +34,8 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_mha_config}" 
 # The instance list comes from the manifest, in generator order.
 file(READ "${MHA_MANIFEST}" _mha_manifest)
 string(JSON _mha_count LENGTH "${_mha_manifest}" instances)
-set(MHA_GENERATED_SOURCES "${MHA_GENERATED_DIR}/dispatch_table.cu")
+set(MHA_GENERATED_SOURCES "${MHA_GENERATED_DIR}/dispatch_table.cu"
+    "${MHA_GENERATED_DIR}/build_config.cpp")
 math(EXPR _mha_last "${_mha_count} - 1")
 foreach(_i RANGE 0 ${_mha_last})
   string(JSON _src GET "${_mha_manifest}" instances ${_i} source)

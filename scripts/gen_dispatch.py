@@ -43,7 +43,8 @@ Procedural name:
   _wn{WN}_t{threads}_s{stages}[_wsk]
 
 Outputs in --out-dir, each written only when its content changes: <name>.cu per instance,
-dispatch_table.cu, manifest.json. Stale generated .cu files (ours, by their first line) are
+dispatch_table.cu, build_config.cpp (the config's label and this schema as data, for mha-tune's
+own check of `sweep --config`), manifest.json. Stale generated .cu files (ours, by their first line) are
 removed.
 """
 
@@ -79,6 +80,23 @@ CPP_MASK = {
 FAMILY_KEYS = ("name", "description", "dtype", "out_dtype", "depth", "group", "kv", "mask",
                "sink", "tiles")
 TOP_KEYS = ("schema_version", "description", "smem_limit_bytes", "tiles", "families", "suite")
+
+
+
+
+def schema_description():
+    """The config schema as data, for mha-tune's own validation of `sweep --config` files (the
+    dispatch table embeds it, so the generator and the tool read one definition)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "top_keys": list(TOP_KEYS),
+        "top_required": ["schema_version", "families"],
+        "family_keys": list(FAMILY_KEYS),
+        "family_required": ["name", "dtype", "out_dtype", "depth", "group", "kv", "mask", "sink"],
+        "choices": {"dtype": list(DTYPES), "out_dtype": list(OUT_DTYPES), "depth": list(DEPTHS),
+                    "kv": list(KVS), "mask": list(MASKS)},
+        "tile_axes": list(TILE_AXES),
+    }
 
 
 class ConfigError(Exception):
@@ -464,6 +482,20 @@ const std::vector<KernelEntry>& kernel_registry() {
     return "".join(out)
 
 
+def build_config_source(config_label):
+    """What the build was generated from and by which schema; a file apart from the dispatch
+    table so that a test binary with its own registry still links it."""
+    schema = json.dumps(schema_description(), separators=(",", ":"))
+    return (f"{GENERATED_MARK} from {config_label}; do not edit.\n"
+            "#include \"kernel_registry.h\"\n\n"
+            "namespace mha {\n\n"
+            f"const char* built_config_label() {{ return {json.dumps(config_label)}; }}\n\n"
+            "const char* config_schema_json() {\n"
+            f"  return R\"mha_schema({schema})mha_schema\";\n"
+            "}\n\n"
+            "}  // namespace mha\n")
+
+
 def write_if_changed(path, text):
     """Writes text to path unless the file already holds exactly that; returns True if written."""
     try:
@@ -559,6 +591,8 @@ def main(argv=None):
                                     instance_source(inst, label))
     written += write_if_changed(os.path.join(args.out_dir, "dispatch_table.cu"),
                                 dispatch_source(instances, label))
+    written += write_if_changed(os.path.join(args.out_dir, "build_config.cpp"),
+                                build_config_source(label))
     with open(args.config, "rb") as f:
         config_sha = hashlib.sha256(f.read()).hexdigest()
     manifest = {

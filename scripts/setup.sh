@@ -84,9 +84,10 @@ mha_cached() {  # mha_cached BUILD_DIR VAR: the value of VAR in BUILD_DIR/CMakeC
   sed -n -E "s/^$2(:[A-Z]+)?=(.*)$/\2/p" "$1/CMakeCache.txt" 2>/dev/null | head -n1
 }
 
-# mha_setup BUILD_DIR CONFIG: install, configure (when needed) and build.
+# mha_setup BUILD_DIR CONFIG [-DNAME=VALUE...]: install, configure (when needed: also when a
+# given -D value differs from the cached one) and build.
 mha_setup() {
-  local build_dir="$1" config="$2"
+  local build_dir="$1" config="$2" extra=("${@:3}") stale=0 a
   local config_abs="$MHA_ROOT/$config"
   [[ "$config" = /* ]] && config_abs="$config"
   mha_install_deps || return 1
@@ -97,11 +98,19 @@ mha_setup() {
     # shellcheck disable=SC2206  # word splitting of user-given arguments is intended
     args+=($MHA_CMAKE_ARGS)
   fi
+  for a in "${extra[@]}"; do
+    if [[ "$a" =~ ^-D([A-Za-z0-9_]+)(:[A-Z]+)?=(.*)$ &&
+          "$(mha_cached "$build_dir" "${BASH_REMATCH[1]}")" != "${BASH_REMATCH[3]}" ]]; then
+      stale=1
+    fi
+  done
+  args+=("${extra[@]}")
   if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     local gen=()
     if command -v ninja >/dev/null 2>&1; then gen=(-G Ninja); fi
     cmake -S "$MHA_ROOT" -B "$build_dir" "${gen[@]}" "${args[@]}" || return 1
-  elif [[ "$(mha_cached "$build_dir" MHA_CONFIG)" != "$config_abs" || -n "${MHA_CMAKE_ARGS:-}" ||
+  elif [[ "$stale" -eq 1 || "$(mha_cached "$build_dir" MHA_CONFIG)" != "$config_abs" ||
+          -n "${MHA_CMAKE_ARGS:-}" ||
           ( -n "${MHA_KERNEL_FILTER:-}" &&
             "$(mha_cached "$build_dir" MHA_KERNEL_FILTER)" != "$MHA_KERNEL_FILTER" ) ]]; then
     cmake -S "$MHA_ROOT" -B "$build_dir" "${args[@]}" || return 1

@@ -1,10 +1,30 @@
 #!/usr/bin/env bash
-# The main job: builds the tuning space (configs/default.json) into build/ and sweeps it on this
-# machine's GPU 0, writing results/<gpu>_<date>.{json,csv}. Extra arguments go to
-# `mha-tune sweep`, e.g. ./scripts/sweep.sh --filter '*_bn64_*' or ./scripts/sweep.sh --resume.
+# The main job: builds a tuning space (default configs/default.json) and sweeps it on this
+# machine's GPU 0, writing results/<gpu>_<date>.{json,csv}. The build, not --config, decides
+# which kernels exist, so each config gets its own build directory: build/ for
+# configs/default.json, build-<config stem>/ for any other (configs/paged.json -> build-paged/).
+# Choose the config with MHA_CONFIG=configs/paged.json or --config configs/paged.json; other
+# arguments go to `mha-tune sweep`, e.g. ./scripts/sweep.sh --filter '*_bn64_*' or --resume.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MHA_ROOT"
-mha_setup build configs/default.json
-exec build/mha-tune sweep --config configs/default.json "$@"
+config="${MHA_CONFIG:-configs/default.json}"
+args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --config)
+      [[ $# -ge 2 ]] || { mha_log "error: --config needs a file"; exit 2; }
+      config="$2"
+      shift 2
+      ;;
+    --config=*) config="${1#--config=}"; shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+[[ -f "$config" ]] || { mha_log "error: config $config does not exist"; exit 2; }
+build_dir="build-$(basename "$config" .json)"
+[[ "$(realpath "$config")" == "$(realpath configs/default.json)" ]] && build_dir=build
+mha_log "config $config -> $build_dir/"
+mha_setup "$build_dir" "$config"
+exec "$build_dir/mha-tune" sweep --config "$config" "${args[@]}"

@@ -11,7 +11,8 @@ void add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "Compare two JSON reports; exit 1 on a regression (slower beyond the threshold and noise, "
-      "or passed -> not passed), 2 on unusable input");
+      "passed -> not passed, a baseline point missing from the candidate) or when no pair "
+      "matched, 2 on unusable input (incl. reports from different GPUs or measured differently)");
   struct Args {
     std::string baseline, candidate, csv, markdown;
     CompareOptions options;
@@ -25,6 +26,11 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--markdown", args->markdown, "Also write the markdown summary to this file");
   cmd->add_flag("--allow-different-gpu", args->options.allow_different_gpu,
                 "Compare reports from different GPU models");
+  cmd->add_flag("--allow-missing", args->options.allow_missing,
+                "Baseline points missing from the candidate are not regressions (a filtered or "
+                "sharded candidate); no matched pair at all still fails");
+  cmd->add_flag("--allow-method-mismatch", args->options.allow_method_mismatch,
+                "Compare reports measured differently (timing_mode, cold_cache, reduce_mode)");
   cmd->callback([args] {
     set_command_exit(
         run_compare(args->baseline, args->candidate, args->options, args->csv, args->markdown));

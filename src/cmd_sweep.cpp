@@ -23,6 +23,7 @@
 
 #include "bandwidth_probe.h"
 #include "commands.h"
+#include "config_schema.h"
 #include "device_info.h"
 #include "errors.h"
 #include "gpu_monitor.h"
@@ -30,6 +31,7 @@
 #include "kernel_selection.h"
 #include "point_runner.h"
 #include "problem.h"
+#include "problem_coverage.h"
 #include "reference.h"
 #include "report_csv.h"
 #include "report_json.h"
@@ -303,10 +305,13 @@ std::string host_name() {
 
 int run_sweep(const SweepOptions& o) {
   const auto kernels = select_kernels(o.filters);
+  if (!o.config.empty())  // the generator's rules; and the build, not --config, picks kernels
+    warn_config_build_mismatch(o.config, read_config_families(o.config), kernel_registry());
   std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
     throw UsageError("sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");
+  check_problem_coverage(specs, kernels, false);
   SweepContext ctx(o, reduce_mode_from_name(o.reduce));
   if (o.timing != "graph" && o.timing != "stream")
     throw UsageError(fmt::format("--timing: '{}' is not one of graph, stream", o.timing));

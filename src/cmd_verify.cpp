@@ -15,6 +15,7 @@
 #include "npy_writer.h"
 #include "point_runner.h"
 #include "problem.h"
+#include "problem_coverage.h"
 #include "reference.h"
 
 namespace mha {
@@ -71,6 +72,7 @@ int run_verify(const VerifyOptions& o) {
   const ReduceMode reduce = reduce_mode_from_name(o.reduce);
   const std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   const std::string suite = o.suite.empty() && specs.empty() ? "basic" : o.suite;
+  check_problem_coverage(specs, kernels, !suite.empty());  // before the device: a usage error
   require_device(o.device);
 
   fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {}\n", "kernel", "problem", "P", "rel_l2", "max_abs", "status");

@@ -89,6 +89,18 @@ int CompareResult::count(Verdict v) const {
                                         [v](const ComparePair& p) { return p.verdict == v; }));
 }
 
+std::vector<MethodMismatch> method_mismatches(const RunMetadata& b, const RunMetadata& c) {
+  std::vector<MethodMismatch> out;
+  auto check = [&](const char* field, const std::string& x, const std::string& y) {
+    if (x != y) out.push_back({field, x, y});
+  };
+  auto yes_no = [](bool v) { return std::string(v ? "true" : "false"); };
+  check("timing_mode", b.timing_mode, c.timing_mode);
+  check("cold_cache", yes_no(b.cold_cache), yes_no(c.cold_cache));
+  check("reduce_mode", b.reduce_mode, c.reduce_mode);
+  return out;
+}
+
 double pair_noise(const TimingStats& a, const TimingStats& b) {
   const double ea = relative_se(a), eb = relative_se(b);
   return std::sqrt(ea * ea + eb * eb);
@@ -104,7 +116,20 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
         candidate_file.empty() ? "candidate" : candidate_file, candidate.meta.gpu_name,
         baseline.meta.gpu_name, baseline_file.empty() ? "baseline" : baseline_file));
   }
+  const std::vector<MethodMismatch> mismatches = method_mismatches(baseline.meta, candidate.meta);
+  if (!mismatches.empty() && !options.allow_method_mismatch) {
+    std::string list;
+    for (const MethodMismatch& m : mismatches)
+      list += fmt::format("{}metadata.{}: '{}' differs from '{}'", list.empty() ? "" : "; ", m.field,
+                          m.candidate, m.baseline);
+    throw UsageError(fmt::format(
+        "{}: {} in {}; reports measured differently are not comparable (pass "
+        "--allow-method-mismatch to compare anyway)",
+        candidate_file.empty() ? "candidate" : candidate_file, list,
+        baseline_file.empty() ? "baseline" : baseline_file));
+  }
   CompareResult result;
+  result.mismatches = mismatches;
   result.baseline_meta = baseline.meta;
   result.candidate_meta = candidate.meta;
   result.baseline_file = baseline_file;
@@ -169,14 +194,34 @@ std::string compare_markdown(const CompareResult& r) {
   if (r.baseline_meta.gpu_name != r.candidate_meta.gpu_name) {
     md += "- **Different GPUs** (--allow-different-gpu): time changes mix GPU and code.\n";
   }
+  for (const MethodMismatch& m : r.mismatches) {
+    md += fmt::format(
+        "- **Measured differently** (--allow-method-mismatch): {} is `{}` in the baseline, `{}` "
+        "in the candidate; time changes mix method and code.\n",
+        m.field, m.baseline, m.candidate);
+  }
   md += fmt::format(
       "- A pair is slower or faster when its median moves by more than {:.1f}% or {:g} standard "
       "errors of the two medians, whichever is larger.\n\n",
       100.0 * r.options.threshold, r.options.noise_k);
 
   const int regressions = r.regressions();
-  md += fmt::format("**{}** ({} regression{})\n\n", regressions ? "FAIL" : "PASS", regressions,
+  const size_t baseline_points = r.pairs.size() + r.only_baseline.size();
+  md += fmt::format("**{}** ({} regression{}", r.is_failure() ? "FAIL" : "PASS", regressions,
                     regressions == 1 ? "" : "s");
+  if (r.missing_failures() > 0)
+    md += fmt::format(", {} baseline point{} missing from the candidate", r.missing_failures(),
+                      r.missing_failures() == 1 ? "" : "s");
+  if (r.pairs.empty()) md += ", no pair matched: nothing was compared";
+  md += ")\n\n";
+  md += fmt::format(
+      "{} of {} baseline point{} matched in the candidate; {} only in the baseline{}, {} only in "
+      "the candidate.\n\n",
+      r.pairs.size(), baseline_points, baseline_points == 1 ? "" : "s", r.only_baseline.size(),
+      r.only_baseline.empty()       ? ""
+      : r.options.allow_missing ? " (allowed: --allow-missing)"
+                                : " (each a regression; --allow-missing allows them)",
+      r.only_candidate.size());
   md += "| result | pairs |\n|---|---:|\n";
   md += fmt::format("| slower (regression) | {} |\n", r.count(Verdict::kSlower));
   md += fmt::format("| broken: passed -> not passed (regression) | {} |\n",
@@ -185,7 +230,8 @@ std::string compare_markdown(const CompareResult& r) {
   md += fmt::format("| fixed: not passed -> passed | {} |\n", r.count(Verdict::kFixed));
   md += fmt::format("| same | {} |\n", r.count(Verdict::kSame));
   md += fmt::format("| not comparable (neither passed) | {} |\n", r.count(Verdict::kNotComparable));
-  md += fmt::format("| only in baseline | {} |\n", r.only_baseline.size());
+  md += fmt::format("| only in baseline{} | {} |\n",
+                    r.options.allow_missing ? "" : " (regression)", r.only_baseline.size());
   md += fmt::format("| only in candidate | {} |\n\n", r.only_candidate.size());
 
   const std::string header =

@@ -20,7 +20,21 @@ struct CompareOptions {
   // a large spread), which should not fail CI on their noise alone.
   double noise_k = 3.0;
   bool allow_different_gpu = false;
+  // Baseline points the candidate lacks are regressions unless allowed (a filtered or sharded
+  // candidate): a gate that passes on what it did not measure passes on nothing.
+  bool allow_missing = false;
+  // Reports measured differently (timing mode, cold/warm cache, reduce mode) time different
+  // things; comparing them is a usage error unless allowed.
+  bool allow_method_mismatch = false;
 };
+
+// How a report was measured: the metadata fields that change what a time means. A difference in
+// any of them makes two reports' times incomparable.
+struct MethodMismatch {
+  std::string field, baseline, candidate;
+};
+std::vector<MethodMismatch> method_mismatches(const RunMetadata& baseline,
+                                              const RunMetadata& candidate);
 
 enum class Verdict {
   kFaster,
@@ -48,18 +62,28 @@ struct CompareResult {
   CompareOptions options;
   std::vector<ComparePair> pairs;  // in baseline row order
   std::vector<ResultRow> only_baseline, only_candidate;
+  std::vector<MethodMismatch> mismatches;  // only when options.allow_method_mismatch
 
   int count(Verdict v) const;
   int regressions() const { return count(Verdict::kSlower) + count(Verdict::kBroken); }
-  // 1 on any regression, else 0.
-  int exit_code() const { return regressions() > 0 ? 1 : 0; }
+  // Baseline points absent from the candidate that fail the gate (0 with allow_missing).
+  int missing_failures() const {
+    return options.allow_missing ? 0 : static_cast<int>(only_baseline.size());
+  }
+  // The gate fails (1) on a regression, on a missing baseline point (unless allowed) and when no
+  // pair matched at all (even with allow_missing: nothing was compared); else 0.
+  bool is_failure() const {
+    return regressions() > 0 || missing_failures() > 0 || pairs.empty();
+  }
+  int exit_code() const { return is_failure() ? 1 : 0; }
 };
 
 // Combined relative standard error of two medians: sqrt(e_a^2 + e_b^2), e = 1.2533 * stdev /
 // (median * sqrt(samples)) per row (the standard error of a median of normal samples).
 double pair_noise(const TimingStats& a, const TimingStats& b);
 
-// Throws UsageError when the GPU names differ and options.allow_different_gpu is false.
+// Throws UsageError when the GPU names differ and options.allow_different_gpu is false, or when
+// the reports were measured differently and options.allow_method_mismatch is false.
 CompareResult compare_reports(const Report& baseline, const Report& candidate,
                               const CompareOptions& options, const std::string& baseline_file = "",
                               const std::string& candidate_file = "");
@@ -70,7 +94,7 @@ std::string compare_markdown(const CompareResult& result);
 std::string compare_csv(const CompareResult& result);
 
 // Reads both reports, compares, prints the markdown to stdout, writes the optional files and
-// returns the exit code (0 or 1). Throws UsageError (exit 2) on unusable input.
+// returns the exit code (0 or 1, see CompareResult::exit_code). Throws UsageError (exit 2) on unusable input.
 int run_compare(const std::string& baseline_path, const std::string& candidate_path,
                 const CompareOptions& options, const std::string& csv_path,
                 const std::string& markdown_path);

@@ -289,7 +289,11 @@ Report report_from_json(const json& j, const std::string& file) {
   }
   Report report;
   report.meta = metadata_from_json(field(j, file + ":", "metadata"), file + ": metadata");
-  const json& rows = field(j, file + ":", "rows");
+  // Through an iterator: a reference bound to field()'s result with temporary arguments is what
+  // g++ 13's -Wdangling-reference warns about.
+  const auto rows_it = j.find("rows");
+  if (rows_it == j.end()) throw UsageError(file + ": rows: missing");
+  const json& rows = *rows_it;
   if (!rows.is_array()) throw UsageError(file + ": rows: expected an array");
   report.rows.reserve(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {

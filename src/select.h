@@ -104,8 +104,8 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
                            const std::string& kv, const std::string& mask, int batch_kv_heads,
                            int keys, int sm_count);
 
-// Passed rows only. Reports must come from one GPU model. Throws UsageError when they do not or
-// when no passed row is left. For a point in several reports the later report's row wins.
+// Passed rows only. Reports must come from one GPU model and be kernel sweeps (every row with a
+// tile). Throws UsageError when they are not or when no passed row is left. For a point in several reports the later report's row wins.
 Selection select_defaults(const std::vector<Report>& reports,
                           const std::vector<std::string>& sources);
 

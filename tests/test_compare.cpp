@@ -31,6 +31,7 @@ Report baseline_report() {
   Report r;
   r.meta.gpu_name = "NVIDIA H200";
   r.meta.sm_count = 132;
+  r.meta.timing_mode = "graph";
   for (int p : {1, 2, 4}) {
     r.rows.push_back(row("decode_a", "b1_n4096", p, 40.0 / p));
     r.rows.push_back(row("decode_b", "b1_n4096", p, 45.0 / p));
@@ -123,10 +124,86 @@ TEST(Compare, FixedRowsAndOneSidedRows) {
   ASSERT_EQ(r.only_baseline.size(), 1u);
   ASSERT_EQ(r.only_candidate.size(), 1u);
   EXPECT_EQ(r.only_candidate[0].kernel, "decode_c");
-  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_EQ(r.exit_code(), 1);  // the missing baseline point
   const std::string md = compare_markdown(r);
   EXPECT_NE(md.find("### Only in baseline (1)"), std::string::npos);
   EXPECT_NE(md.find("### Only in candidate (1)"), std::string::npos);
+}
+
+TEST(Compare, MissingBaselinePointsAreARegressionUnlessAllowed) {
+  Report cand = baseline_report();
+  cand.rows.resize(1);  // 8 of the 9 baseline points missing, the one left unchanged
+  CompareResult r = compare_reports(baseline_report(), cand, {});
+  EXPECT_EQ(r.regressions(), 0);
+  EXPECT_EQ(r.missing_failures(), 8);
+  EXPECT_EQ(r.exit_code(), 1);
+  std::string md = compare_markdown(r);
+  EXPECT_NE(md.find("**FAIL** (0 regressions, 8 baseline points missing from the candidate)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 of 9 baseline points matched in the candidate; 8 only in the baseline"),
+            std::string::npos)
+      << md;
+  CompareOptions allow;
+  allow.allow_missing = true;
+  r = compare_reports(baseline_report(), cand, allow);
+  EXPECT_EQ(r.exit_code(), 0);
+  md = compare_markdown(r);
+  EXPECT_NE(md.find("**PASS**"), std::string::npos) << md;
+  EXPECT_NE(md.find("(allowed: --allow-missing)"), std::string::npos) << md;
+}
+
+TEST(Compare, NoMatchedPairFailsEvenWithAllowMissing) {
+  Report cand = baseline_report();
+  for (ResultRow& row : cand.rows) row.problem.name += "_paged16";  // another suite entirely
+  CompareOptions allow;
+  allow.allow_missing = true;
+  for (const CompareOptions& o : {CompareOptions{}, allow}) {
+    const CompareResult r = compare_reports(baseline_report(), cand, o);
+    EXPECT_TRUE(r.pairs.empty());
+    EXPECT_EQ(r.exit_code(), 1);
+    const std::string md = compare_markdown(r);
+    EXPECT_NE(md.find("**FAIL**"), std::string::npos) << md;
+    EXPECT_NE(md.find("no pair matched"), std::string::npos) << md;
+    EXPECT_NE(md.find("0 of 9 baseline points matched"), std::string::npos) << md;
+  }
+  // An empty candidate (a sweep that measured nothing) fails too.
+  Report empty = baseline_report();
+  empty.rows.clear();
+  EXPECT_EQ(compare_reports(baseline_report(), empty, allow).exit_code(), 1);
+}
+
+TEST(Compare, MethodMismatchIsRefusedUnlessAllowed) {
+  const Report base = baseline_report();  // graph timing, cold cache, separate reduce
+  auto with = [&](auto change) {
+    Report r = baseline_report();
+    change(r.meta);
+    return r;
+  };
+  const Report stream = with([](RunMetadata& m) { m.timing_mode = "stream"; });
+  const Report warm = with([](RunMetadata& m) { m.cold_cache = false; });
+  const Report fused = with([](RunMetadata& m) { m.reduce_mode = "fused"; });
+  for (const Report* cand : {&stream, &warm, &fused}) {
+    EXPECT_EQ(method_mismatches(base.meta, cand->meta).size(), 1u);
+    EXPECT_THROW(compare_reports(base, *cand, {}), UsageError);
+  }
+  try {
+    compare_reports(base, fused, {}, "base.json", "cand.json");
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cand.json: metadata.reduce_mode: 'fused' differs from 'separate'"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("--allow-method-mismatch"), std::string::npos) << what;
+  }
+  CompareOptions allow;
+  allow.allow_method_mismatch = true;
+  const CompareResult r = compare_reports(base, fused, allow);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_NE(compare_markdown(r).find("**Measured differently** (--allow-method-mismatch): "
+                                     "reduce_mode is `separate` in the baseline, `fused`"),
+            std::string::npos);
 }
 
 TEST(Compare, DifferentGpuIsRefusedUnlessAllowed) {

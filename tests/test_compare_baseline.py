@@ -2,7 +2,11 @@
 """The CI regression gate on the committed H200 baseline (results/h200_2026-11-29_default.json):
 `mha-tune compare` passes the baseline against itself and against a copy 1% slower (inside the 3%
 threshold), fails (exit 1) on a copy 10% slower and on a copy with one row turned incorrect, and
-refuses (exit 2) a copy from another GPU unless --allow-different-gpu. Also compiles the committed
+refuses (exit 2) a copy from another GPU unless --allow-different-gpu. It never passes on nothing:
+every committed report passes against itself, but the paged report against the default one (no
+pair matched) and a copy missing 95% of the baseline's rows fail (exit 1, the latter passing with
+--allow-missing), and the g4 reports measured with different reduce modes are refused (exit 2)
+unless --allow-method-mismatch. Also compiles the committed
 results/mha_tune_defaults.h with -Wall -Wextra -Werror and runs its select_config once.
 
 Needs $MHA_BUILD_DIR/mha-tune (skipped when missing) and, for the header, a c++ compiler."""
@@ -17,7 +21,8 @@ import tempfile
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+RESULTS = os.path.join(REPO, "results")
+BASELINE = os.path.join(RESULTS, "h200_2026-11-29_default.json")
 HEADER = os.path.join(REPO, "results", "mha_tune_defaults.h")
 BUILD_DIR = os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build"))
 MHA_TUNE = os.path.join(BUILD_DIR, "mha-tune")
@@ -119,6 +124,65 @@ class CompareBaselineTest(unittest.TestCase):
         self.assertEqual(rc, 0, out + err)
         self.assert_summary(out, "PASS")
         self.assertIn("| slower (regression) | 0 |", out)
+
+    def test_g_every_committed_report_passes_against_itself(self):
+        reports = [os.path.join(RESULTS, f) for f in sorted(os.listdir(RESULTS))
+                   if f.endswith(".json") and "rows" in json.load(open(os.path.join(RESULTS, f)))]
+        self.assertGreaterEqual(len(reports), 4, reports)
+        for path in reports:
+            with self.subTest(report=os.path.basename(path)):
+                p = subprocess.run([MHA_TUNE, "compare", path, path], capture_output=True,
+                                   text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assert_summary(p.stdout, "PASS")
+                n = len(json.load(open(path))["rows"])
+                self.assertIn(f"{n} of {n} baseline points matched", p.stdout)
+
+    def test_h_no_matched_pair_fails(self):
+        # The paged suite's problems are not the default suite's: nothing is compared.
+        rc, out, err = self.compare(os.path.join(RESULTS, "h200_2026-11-29_paged.json"))
+        self.assertEqual(rc, 1, out + err)
+        self.assert_summary(out, "FAIL")
+        self.assertIn("no pair matched", out)
+        self.assertIn(f"0 of {len(self.report['rows'])} baseline points matched", out)
+        rc, out, err = self.compare(os.path.join(RESULTS, "h200_2026-11-29_paged.json"),
+                                    "--allow-missing")
+        self.assertEqual(rc, 1, out + err)
+
+    def test_i_missing_baseline_rows_fail_unless_allowed(self):
+        cand = copy.deepcopy(self.report)
+        n = len(cand["rows"])
+        cand["rows"] = cand["rows"][: n // 20]  # 95% missing, the rest unchanged
+        kept = len(cand["rows"])
+        path = self.write("five_percent.json", cand)
+        rc, out, err = self.compare(path)
+        self.assertEqual(rc, 1, out + err)
+        self.assert_summary(out, "FAIL")
+        self.assertIn(f"{n - kept} baseline points missing from the candidate", out)
+        self.assertIn(f"{kept} of {n} baseline points matched", out)
+        rc, out, err = self.compare(path, "--allow-missing")
+        self.assertEqual(rc, 0, out + err)
+        self.assert_summary(out, "PASS")
+
+    def test_j_reports_measured_differently_are_refused_unless_allowed(self):
+        sep = os.path.join(RESULTS, "h200_2026-11-29_g4_reduce_separate.json")
+        fused = os.path.join(RESULTS, "h200_2026-11-29_g4_reduce_fused.json")
+        p = subprocess.run([MHA_TUNE, "compare", sep, fused], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("metadata.reduce_mode: 'fused' differs from 'separate'", p.stderr)
+        self.assertIn("--allow-method-mismatch", p.stderr)
+        # Warm-cache and stream timing are other methods: refused the same way.
+        for key, value in (("cold_cache", False), ("timing_mode", "stream")):
+            cand = copy.deepcopy(self.report)
+            cand["metadata"][key] = value
+            rc, out, err = self.compare(self.write(f"{key}.json", cand))
+            self.assertEqual(rc, 2, out + err)
+            self.assertIn(f"metadata.{key}", err)
+        p = subprocess.run([MHA_TUNE, "compare", sep, fused, "--allow-method-mismatch"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        self.assertIn("**Measured differently**", p.stdout)
 
 
 MAIN_CPP = r"""

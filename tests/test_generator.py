@@ -264,7 +264,7 @@ class Outputs(Workdir):
         path = self.write_config(self.config())
         out, manifest = self.generate(path)
         files = sorted(os.listdir(out))
-        self.assertEqual(len(files), len(manifest["instances"]) + 2)
+        self.assertEqual(len(files), len(manifest["instances"]) + 3)
         for fn in files:  # age every file so that a rewrite would show in its mtime
             os.utime(os.path.join(out, fn), ns=(10**18, 10**18))
         self.generate(path)
@@ -280,7 +280,8 @@ class Outputs(Workdir):
         _, after = self.generate(path, "--filter", "*_bn64_*")
         kept = {e["source"] for e in after["instances"]}
         self.assertTrue(kept)
-        self.assertEqual(set(os.listdir(out)), kept | {"dispatch_table.cu", "manifest.json"})
+        self.assertEqual(set(os.listdir(out)), kept | {"dispatch_table.cu", "build_config.cpp",
+                                                     "manifest.json"})
         for fn in kept:
             self.assertEqual(os.stat(os.path.join(out, fn)).st_mtime_ns, 10**18, fn)
         self.assertNotEqual(os.stat(os.path.join(out, "dispatch_table.cu")).st_mtime_ns, 10**18)

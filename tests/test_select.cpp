@@ -214,6 +214,29 @@ TEST(Select, RefusesMixedGpusAndEmptyInput) {
   EXPECT_THROW(select_defaults({none}, {"none.json"}), UsageError);
 }
 
+// The committed peers report (PyTorch SDPA rows "peer_*", tile all 0) is not a kernel sweep: no
+// header naming tile bm0_bn0 may come of it, alone or beside a real sweep.
+TEST(Select, RefusesAReportThatIsNotAKernelSweep) {
+  const std::string peers = MHA_SOURCE_DIR "/results/h200_2026-11-29_peers.json";
+  const Report report = read_report_json(peers);
+  ASSERT_FALSE(report.rows.empty());
+  const std::vector<std::pair<std::vector<Report>, std::vector<std::string>>> cases = {
+      {{report}, {peers}}, {{synthetic_report(), report}, {"sweep.json", peers}}};
+  for (const auto& [reports, sources] : cases) {
+    try {
+      select_defaults(reports, sources);
+      FAIL() << "a peers report was accepted";
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("peers.json: rows[0].traits: kernel 'peer_"), std::string::npos) << what;
+      EXPECT_NE(what.find("not a `mha-tune sweep` report"), std::string::npos) << what;
+    }
+  }
+  const std::string header = temp_dir() / "peers_defaults.h";
+  EXPECT_THROW(run_select({peers}, "", header), UsageError);
+  EXPECT_FALSE(std::filesystem::exists(header));
+}
+
 TEST(Select, GeneratedHeaderCompilesAndAgreesWithHostLookup) {
   if (std::system("c++ --version > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "no system C++ compiler (c++) to compile the generated header";
