@@ -45,7 +45,7 @@ def plan(problems, peers, l2_bytes=timing.H200_L2_BYTES):
     for p in problems:
         lines.append(f"{p['name']}: {step_bytes(p) / 1e6:.2f} MB/step")
         for peer in peers:
-            why = peer.why_not(p)
+            why = common_why_not(p) or peer.why_not(p)
             cases.append((p, peer, why))
             if why:
                 lines.append(f"  {peer.name:<20} not_supported: {why}")
@@ -59,11 +59,23 @@ def plan(problems, peers, l2_bytes=timing.H200_L2_BYTES):
     return cases, "\n".join(lines)
 
 
+def common_why_not(p):
+    if p["out_dtype"] != p["dtype"]:
+        return f"peers write the output in the query's dtype ({p['dtype']}), not {p['out_dtype']}"
+    if p["mask"] == "chunked":
+        return "no peer here takes a chunked mask"
+    return None
+
+
 def signal_text(rc):
     try:
         return f"killed by {signal.Signals(-rc).name}"
     except ValueError:
         return f"killed by signal {-rc}"
+
+
+def worker_command(job_path):
+    return [sys.executable, os.path.abspath(__file__), "--worker", job_path]
 
 
 def run_worker(peer, problems, env, timeout_s, workdir):
@@ -75,7 +87,7 @@ def run_worker(peer, problems, env, timeout_s, workdir):
         job = os.path.join(workdir, f"{peer.name}_{attempt}.job.json")
         with open(job, "w") as f:
             json.dump({"peer": peer.name, "problems": pending, "env": env, "journal": journal}, f)
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", job]
+        cmd = worker_command(job)
         err_path = job + ".stderr"
         with open(err_path, "w") as err:
             try:

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Tests of the pure parts of scripts/peers.py (no torch, no GPU): problem parsing and errors,
-names as src/problem.cpp problem_name, bytes, rotation copies, the stopping rule's statistics,
-report assembly with mha-tune's exact keys, --dry-run and --help without torch, and (when
-MHA_BUILD_DIR holds mha-tune) that mha-tune reads the assembled report."""
+"""Tests of scripts/peers.py and scripts/peerlib without torch or a GPU: problem parsing and its
+errors, names and bytes as mha-tune computes them (checked against the built binary when
+MHA_BUILD_DIR has one), page tables, which peer refuses which problem and why, the report schema,
+crash isolation of the worker processes (a stand-in worker that segfaults), --dry-run and usage
+errors without importing torch. The GPU paths run on the H200 (scripts/bench_vs_peers.sh)."""
 
 import importlib.util
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -14,6 +17,9 @@ import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, "scripts", "peers.py")
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from peerlib import backends, report, suite, timing  # noqa: E402
+
 spec = importlib.util.spec_from_file_location("peers", SCRIPT)
 peers = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(peers)
@@ -27,119 +33,227 @@ TRAIT_KEYS = {"dtype", "out_dtype", "depth", "group", "kv", "mask", "has_sink", 
 PROBLEM_KEYS = {"name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv",
                 "page_size", "mask", "window", "chunk", "has_sink", "keys", "lengths"}
 TIME_KEYS = {"median_us", "min_us", "mean_us", "stdev_us", "samples"}
-META_KEYS = {"schema_version", "tool_version", "git_commit", "gpu_name", "sm_count",
-             "sm_clock_max_mhz", "mem_clock_max_mhz", "l2_bytes", "driver_version", "cuda_version",
-             "timestamp", "config_file", "config_hash", "command_line", "peak_read_gbps", "seed",
-             "timing_mode", "cold_cache", "shard_index", "shard_count", "devices"}
+SERVING = os.path.join(REPO, "configs", "serving.json")
+MHA_TUNE = os.path.join(os.environ.get("MHA_BUILD_DIR", ""), "mha-tune")
+
+
+def problems(text):
+    return suite.expand_all(suite.parse_inline(text))
 
 
 class ParseTest(unittest.TestCase):
-    def test_lists_and_names(self):
-        ps = peers.parse_problems("b=1,h=32,kv=8,n=512:2048; batch=8,heads=8,kv_heads=1,keys=7,d=64")
+    def test_keys_aliases_and_names(self):
+        ps = problems("b=1,h=32,kv_heads=8,n=512:2048; batch=8,heads=8,kv_heads=1,keys=7,d=64")
         self.assertEqual([p["name"] for p in ps], [
             "b1_h32_kv8_d128_n512_bf16_contig_null", "b1_h32_kv8_d128_n2048_bf16_contig_null",
             "b8_h8_kv1_d64_n7_bf16_contig_null"])
-        self.assertEqual(ps[2]["heads"] // ps[2]["kv_heads"], 8)
-        self.assertEqual(peers.parse_problems("n=1,dtype=fp16")[0]["name"],
-                         "b1_h32_kv8_d128_n1_fp16_contig_null")
-        self.assertEqual(len(peers.parse_problems(peers.DEFAULT_PROBLEMS)), 10)
+        p = problems("kv=paged,page_size=128,mask=window,window=64,sink=1,sink_mean=3,keys=9")[0]
+        self.assertEqual(p["name"], "b1_h32_kv8_d128_n9_bf16_paged128_window64_sink3")
+        self.assertEqual(problems("kv=paged,keys=9")[0]["page_size"], 16)  # mha-tune's default
+        named = problems("name=mix,lengths=5:77:300")[0]
+        self.assertEqual((named["name"], named["batch"], named["keys"], named["lengths_name"]),
+                         ("mix", 3, 300, "ragged5-77-300"))
+        self.assertEqual(problems("name=s,keys=4:8")[1]["name"], "s_n8")
+        self.assertEqual(len(problems(peers.DEFAULT_PROBLEMS)), 10)
 
-    def test_errors(self):
-        for bad in ["", "b=1,h=32,kv=8", "b=0,n=4", "h=30,kv=8,n=4", "n=4,d=96", "n=x", "q=1,n=4",
-                    "n4", "b=1:2,n=4", "n=4,dtype=fp8"]:
-            with self.assertRaises(peers.UsageError, msg=bad):
-                peers.parse_problems(bad)
+    def test_errors_name_the_key(self):
+        for bad, what in [("", "no problem"), ("b=1,h=32", "keys"), ("b=0,n=4", "batch"),
+                          ("h=30,kv_heads=8,n=4", "multiple"), ("n=4,d=96", "depth"),
+                          ("n=x", "keys"), ("q=1,n=4", "unknown key 'q'"), ("n4", "key=value"),
+                          ("b=1:2,n=4", "batch"), ("n=4,dtype=fp8", "dtype"),
+                          ("batch=2,lengths=3:4:5", "disagrees"), ("name=a,n=4;name=a,n=4", "twice"),
+                          ("n=0", "lengths must be"), ("q_std=nan,n=4", "finite")]:
+            with self.assertRaises(suite.UsageError, msg=bad) as ctx:
+                problems(bad)
+            self.assertIn(what, str(ctx.exception), bad)
 
-    def test_bytes_and_rotation(self):
-        p = peers.parse_problems("b=1,h=32,kv=8,n=512")[0]
-        self.assertEqual(peers.step_bytes(p), 2113536.0)  # as mha-tune's report for this shape
-        self.assertEqual(peers.rotation_copies(peers.copy_bytes(p), 62914560), 120)
-        self.assertEqual(peers.rotation_copies(5e9, 62914560), 1)
-        self.assertEqual(peers.rotation_copies(1.0, 62914560), 512)
-        self.assertEqual(peers.steps_per_replay(2), 8)
-        self.assertEqual(peers.steps_per_replay(30), 30)
+    def test_serving_suite(self):
+        ps = suite.expand_all(suite.read_suite(SERVING))
+        names = [p["name"] for p in ps]
+        self.assertEqual(len(names), len(set(names)))
+        kinds = {(p["kv"], p["page_size"], suite.is_ragged(p)) for p in ps}
+        for kind in [("contig", 0, False), ("paged", 16, False), ("paged", 128, False),
+                     ("contig", 0, True), ("paged", 16, True)]:
+            self.assertIn(kind, kinds)
+        self.assertTrue(any(p["has_sink"] and p["mask"] == "window" for p in ps))
+
+    def test_suite_file_errors(self):
+        with tempfile.TemporaryDirectory() as d:
+            for text, what in [("{", "not JSON"), ('{"problems": 3}', "problems"),
+                               ('{"problems": [{"keys": [1], "bogus": 1}]}', "problems[0]"),
+                               ('{"suite": {"problems": [{"keys": "x"}]}}', "suite: problems[0]")]:
+                path = os.path.join(d, "s.json")
+                with open(path, "w") as f:
+                    f.write(text)
+                with self.assertRaises(suite.UsageError) as ctx:
+                    suite.read_suite(path)
+                self.assertIn(what, str(ctx.exception))
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
+    def test_names_match_mha_tune(self):
+        """The names peers give are the names mha-tune's sweep gives the same specs."""
+        for text in ["batch=2,heads=32,kv_heads=8,dtype=bf16,kv=contig,keys=37:1000",
+                     "dtype=fp16,out_dtype=fp32,kv=paged,page_size=16,batch=3,keys=100",
+                     "dtype=bf16,kv=contig,lengths=5:77:300"]:
+            r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--problem", text],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for p in problems(text):
+                self.assertRegex(r.stdout, r"(?m)^" + re.escape(p["name"]) + r"\s", text)
+
+
+class BytesAndPagesTest(unittest.TestCase):
+    def test_bytes_as_mha_tune(self):
+        p = problems("b=1,h=32,kv_heads=8,n=512")[0]
+        self.assertEqual(suite.step_bytes(p), 2113536.0)  # as mha-tune's report for this shape
+        w = problems("mask=window,window=128,n=4096")[0]
+        self.assertEqual(suite.step_bytes(w), suite.step_bytes(problems("n=128")[0]))
+        c = problems("mask=chunked,chunk=256,n=1000")[0]  # chunk [768, 1000): 232 keys
+        self.assertEqual(suite.step_bytes(c), suite.step_bytes(problems("n=232")[0]))
+        r = problems("lengths=100:300")[0]
+        self.assertEqual(suite.step_bytes(r) - 2 * 32 * 128 * 4, 400 * 8 * 128 * 4)
+
+    def test_rotation(self):
+        self.assertEqual(timing.rotation_copies(5e9, 62914560), 1)
+        self.assertEqual(timing.rotation_copies(1.0, 62914560), 512)
+        self.assertEqual(timing.rotation_copies(2.1e6, 62914560), 120)
+        self.assertEqual(timing.steps_per_replay(2), 8)
+
+    def test_page_table(self):
+        rows, total = suite.page_table([33, 16, 1], 16, seed=1)
+        self.assertEqual(total, 5)
+        self.assertEqual([len(r) for r in rows], [3, 3, 3])
+        used = rows[0][:3] + rows[1][:1] + rows[2][:1]
+        self.assertEqual(sorted(used), [0, 1, 2, 3, 4])  # every page once
+        self.assertEqual(suite.page_table([33, 16, 1], 16, seed=1), (rows, total))  # seeded
+        self.assertNotEqual(suite.page_table([4096], 16, seed=1)[0][0], list(range(256)))
+        self.assertEqual(suite.page_table([300], 128, 1, shuffle=False)[0], [[0, 1, 2]])
+        self.assertEqual(suite.cache_bytes(problems("lengths=100:300")[0], 128),
+                         2.0 * 4 * 128 * 8 * 128 * 2)
 
 
 class StatsTest(unittest.TestCase):
-    def test_statistics(self):
-        self.assertEqual(peers.median([3, 1, 2]), 2)
-        self.assertEqual(peers.median([4, 1, 2, 3]), 2.5)
-        self.assertAlmostEqual(peers.quantile([1, 2, 3, 4], 0.25), 1.75)
-        s = peers.summarize_us([1.0, 2.0, 3.0])
-        self.assertEqual((s["median_us"], s["min_us"], s["mean_us"], s["samples"]), (2.0, 1.0, 2.0, 3))
-        self.assertAlmostEqual(s["stdev_us"], 1.0)
+    def test_statistics_and_stopping(self):
+        self.assertEqual(timing.median([4, 1, 2, 3]), 2.5)
+        self.assertAlmostEqual(timing.quantile([1, 2, 3, 4], 0.25), 1.75)
+        s = timing.summarize_us([1.0, 2.0, 3.0])
+        self.assertEqual((s["median_us"], s["min_us"], s["samples"]), (2.0, 1.0, 3))
+        self.assertFalse(timing.should_stop([10.0] * 9, 0.1))
+        self.assertTrue(timing.should_stop([10.0] * 10, 0.1))
+        self.assertFalse(timing.should_stop([10.0, 12.0] * 10, 0.1))
+        self.assertTrue(timing.should_stop([10.0, 12.0] * 10, 0.5))
 
-    def test_stopping_rule(self):
-        flat = [10.0] * 9
-        self.assertFalse(peers.should_stop(flat, 0.1))  # fewer than 10 samples
-        self.assertTrue(peers.should_stop(flat + [10.0], 0.1))  # converged
-        noisy = [10.0, 12.0] * 10
-        self.assertGreater(peers.relative_median_error(noisy), 0.005)
-        self.assertFalse(peers.should_stop(noisy, 0.1))
-        self.assertTrue(peers.should_stop(noisy, 0.5))  # time budget
-        self.assertTrue(peers.should_stop([10.0, 12.0] * 1000, 0.1))  # max samples
+
+class PeerTableTest(unittest.TestCase):
+    def why(self, peer, text):
+        return backends.PEERS[peer].why_not(problems(text)[0])
+
+    def test_who_refuses_what(self):
+        self.assertIn("page table", self.why("torch_sdpa_flash", "kv=paged,n=64"))
+        self.assertIn("lengths", self.why("torch_sdpa_cudnn", "lengths=3:9"))
+        self.assertIsNone(self.why("torch_sdpa_flash", "n=64"))
+        self.assertIsNone(self.why("torch_flex", "lengths=3:9,mask=window,window=4"))
+        self.assertIn("sink", self.why("torch_flex", "sink=1,n=64"))
+        self.assertIn("sinks", self.why("flashinfer_fa2", "sink=1,kv=paged,n=64"))
+        self.assertIsNone(self.why("flashinfer_tc", "kv=paged,page_size=7,lengths=3:9"))
+        self.assertIn("not 7", self.why("flashinfer_xqa", "kv=paged,page_size=7,n=64"))
+        self.assertIsNone(self.why("flashinfer_xqa", "kv=paged,mask=window,sink=1,n=64"))
+        self.assertIn("window", self.why("flashinfer_cudnn", "kv=paged,mask=window,n=64"))
+        fp32 = problems("out_dtype=fp32,n=64")[0]
+        self.assertIn("query's dtype", peers.common_why_not(fp32))
+
+    def test_layouts(self):
+        contig, paged = problems("n=300")[0], problems("kv=paged,page_size=16,n=300")[0]
+        self.assertEqual(backends.PEERS["torch_sdpa_flash"].layout(contig).page_size, 0)
+        for fi in ("flashinfer_fa2", "flashinfer_tc", "flashinfer_xqa", "flashinfer_cudnn"):
+            lay = backends.PEERS[fi].layout(contig)
+            self.assertEqual((lay.page_size, lay.shuffled), (128, False), fi)
+            lay = backends.PEERS[fi].layout(paged)
+            self.assertEqual((lay.page_size, lay.shuffled), (16, True), fi)
+
+    def test_resolve(self):
+        self.assertEqual(len(backends.resolve("all")), 7)
+        self.assertEqual([p.name for p in backends.resolve("fi_tc, flash")],
+                         ["flashinfer_tc", "torch_sdpa_flash"])
+        with self.assertRaises(ValueError):
+            backends.resolve("fi_tc,xla")
 
 
 class ReportTest(unittest.TestCase):
-    def report(self):
-        ps = peers.parse_problems("b=1,h=32,kv=8,n=512:4096")
-        t = peers.summarize_us([10.0, 10.1, 9.9])
-        rows = [peers.make_row("flash", ps[0], "passed", "enable_gqa=True", t, peak_gbps=4400.0,
-                               rel_l2=0.002, max_abs=0.001),
-                peers.make_row("cudnn", ps[0], "not_supported", "no kernel"),
-                peers.make_row("cudnn", ps[1], "failed", "RuntimeError: boom")]
-        meta = peers.make_metadata("NVIDIA H200", 132, 62914560, 4400.0, "peers.py --out x", 1,
-                                   "13.0", "13.0", "abc")
-        return peers.make_report(meta, rows)
-
-    def test_keys_and_values(self):
-        rep = self.report()
-        self.assertEqual(set(rep), {"schema_version", "metadata", "rows"})
-        self.assertEqual(set(rep["metadata"]), META_KEYS)
-        m = rep["metadata"]
-        self.assertEqual((m["tool_version"], m["timing_mode"], m["cold_cache"]), ("peers.py", "graph", True))
+    def test_schema(self):
+        ps = problems("b=1,n=512;kv=paged,page_size=128,lengths=4:9,mask=window,window=4,sink=1")
+        t = timing.summarize_us([10.0, 10.1, 9.9])
+        rows = [report.make_row("flashinfer_tc", ps[0], "passed", "x", t, 4400.0, 0.002, 0.001),
+                report.make_row("torch_flex", ps[1], "not_supported", "why")]
+        rep = report.make_report(report.make_metadata("NVIDIA H200", 132, 62914560, 4400.0), rows)
         for r in rep["rows"]:
             self.assertEqual(set(r), ROW_KEYS)
             self.assertEqual(set(r["traits"]), TRAIT_KEYS)
             self.assertEqual(set(r["problem"]), PROBLEM_KEYS)
             self.assertEqual(set(r["time"]), TIME_KEYS)
-            self.assertEqual(r["partitions"], 1)
-            self.assertEqual((r["traits"]["group"], r["traits"]["bm"], r["traits"]["kv"]), (4, 0, "contig"))
-        ok = rep["rows"][0]
-        self.assertEqual(ok["kernel"], "peer_torch_sdpa_flash")
-        self.assertAlmostEqual(ok["achieved_gbps"], 2113536.0 / 10.0e-6 / 1e9)
-        self.assertAlmostEqual(ok["peak_fraction"], ok["achieved_gbps"] / 4400.0)
-        self.assertEqual(rep["rows"][1]["achieved_gbps"], 0.0)
-        self.assertEqual(peers.number(float("nan")), "nan")
-        self.assertIn("peer_torch_sdpa_cudnn", peers.format_table(rep["rows"]))
+            self.assertEqual((r["partitions"], r["traits"]["bm"]), (1, 0))
+        self.assertEqual(rows[0]["kernel"], "peer_flashinfer_tc")
+        self.assertAlmostEqual(rows[0]["achieved_gbps"], 2113536.0 / 10.0e-6 / 1e9)
+        p = rows[1]["problem"]
+        self.assertEqual((p["kv"], p["page_size"], p["mask"], p["window"], p["has_sink"],
+                          p["lengths"], p["keys"]), ("paged", 128, "window", 4, True, "ragged4-9", 9))
+        self.assertEqual(report.number(float("nan")), "nan")
 
-    def test_mha_tune_reads_it(self):
-        exe = os.path.join(os.environ.get("MHA_BUILD_DIR", ""), "mha-tune")
-        if not os.environ.get("MHA_BUILD_DIR") or not os.access(exe, os.X_OK):
-            self.skipTest("MHA_BUILD_DIR has no mha-tune binary")
+
+STAND_IN_WORKER = r'''
+import json, os, signal, sys
+job = json.load(open(sys.argv[1]))
+with open(job["journal"], "a") as j:
+    for p in job["problems"]:
+        j.write(json.dumps({"start": p["name"]}) + "\n"); j.flush()
+        if p["name"].endswith("_n13"):
+            os.kill(os.getpid(), signal.SIGSEGV)
+        row = {"problem": {"name": p["name"]}, "status": "passed", "kernel": "peer_" + job["peer"]}
+        j.write(json.dumps({"row": row}) + "\n"); j.flush()
+'''
+
+
+class CrashIsolationTest(unittest.TestCase):
+    def test_segfault_fails_one_problem_and_the_rest_go_on(self):
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "peers.json")
-            peers.write_report(path, self.report())
-            r = subprocess.run([exe, "compare", path, path], capture_output=True, text=True)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            worker = os.path.join(d, "worker.py")
+            with open(worker, "w") as f:
+                f.write(STAND_IN_WORKER)
+            saved = peers.worker_command
+            peers.worker_command = lambda job: [sys.executable, worker, job]
+            try:
+                rows = peers.run_worker(backends.PEERS["flashinfer_xqa"],
+                                        problems("name=g,keys=11:12:13:14:15"), {}, 60, d)
+            finally:
+                peers.worker_command = saved
+        status = {r["problem"]["name"]: r["status"] for r in rows}
+        self.assertEqual(status, {"g_n11": "passed", "g_n12": "passed", "g_n13": "failed",
+                                  "g_n14": "passed", "g_n15": "passed"})
+        crashed = next(r for r in rows if r["problem"]["name"] == "g_n13")
+        self.assertIn("SIGSEGV", crashed["reason"])
 
 
 class CliTest(unittest.TestCase):
     def run_cli(self, *args):
         env = dict(os.environ, PYTHONPATH="")  # torch must not be needed
-        return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, env=env)
+        return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
+                              env=env)
 
     def test_help_and_dry_run(self):
         self.assertEqual(self.run_cli("--help").returncode, 0)
-        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--problems", "b=1,h=32,kv=8,n=512")
+        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--suite", SERVING)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("b1_h32_kv8_d128_n512_bf16_contig_null", r.stdout)
-        self.assertIn("copies 120", r.stdout)
+        self.assertIn("llama3_8b_paged16_b1_n512", r.stdout)
+        self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
+        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 7 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
 
     def test_usage_errors_exit_2(self):
-        self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--backends", "flash,xla").returncode, 2)
-        self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--problems", "h=3,kv=2,n=4").returncode, 2)
+        self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--peers", "flash,xla").returncode, 2)
+        r = self.run_cli("--out", "x", "--dry-run", "--problems", "h=3,kv_heads=2,n=4")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not a multiple", r.stderr)
+        self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--suite", "/nonexistent").returncode, 2)
         self.assertEqual(self.run_cli("--dry-run").returncode, 2)  # --out is required
 
 

@@ -34,7 +34,7 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
     problem = {"name": p["name"], "batch": p["batch"], "heads": p["heads"],
                "kv_heads": p["kv_heads"], "depth": p["depth"], "dtype": p["dtype"],
                "out_dtype": p["out_dtype"], "kv": p["kv"], "page_size": p["page_size"],
-               "mask": p["mask"], "window": p["window"], "chunk": 0, "has_sink": p["has_sink"],
+               "mask": p["mask"], "window": p["window"], "chunk": p["chunk"], "has_sink": p["has_sink"],
                "keys": p["keys"], "lengths": lengths_field(p)}
     return {"kernel": f"peer_{peer}", "traits": traits, "problem": problem,
             "partitions": 1, "status": status, "reason": reason,

@@ -11,8 +11,8 @@ ALIASES = {"b": "batch", "h": "heads", "n": "keys", "d": "depth"}
 KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
         "mask", "window", "chunk", "sink", "sink_mean", "q_std", "scale", "keys", "lengths",
         "partitions")
-CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16"), "kv": ("contig", "paged"),
-           "mask": ("null", "causal", "window")}
+CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16", "fp32"),
+           "kv": ("contig", "paged"), "mask": ("null", "causal", "window", "chunked")}
 DEPTHS = (64, 128, 256)
 
 
@@ -142,6 +142,7 @@ def problem_name(p):
         name += "_o" + p["out_dtype"]
     name += "_" + p["kv"] + (str(p["page_size"]) if p["kv"] == "paged" else "")
     name += "_" + p["mask"] + (str(p["window"]) if p["mask"] == "window" else "")
+    name += str(p["chunk"]) if p["mask"] == "chunked" else ""
     if p["has_sink"]:
         name += "_sink" + _g(p["sink_mean"])
     if p["lengths_name"]:
@@ -165,6 +166,7 @@ def expand(spec):
             "depth": spec.get("depth", 128), "dtype": spec.get("dtype", "bf16"),
             "kv": kv, "page_size": spec.get("page_size") or (16 if kv == "paged" else 0),
             "mask": mask, "window": spec.get("window") or (128 if mask == "window" else 0),
+            "chunk": spec.get("chunk") or (256 if mask == "chunked" else 0),
             "has_sink": spec.get("sink", False), "sink_mean": spec.get("sink_mean", 0.0),
             "q_std": spec.get("q_std", 1.0), "scale_given": spec.get("scale", 0.0),
             "lengths_name": ""}
@@ -173,6 +175,8 @@ def expand(spec):
         base["page_size"] = 0
     if mask != "window":
         base["window"] = 0
+    if mask != "chunked":
+        base["chunk"] = 0
     base["scale"] = base["scale_given"] or base["depth"] ** -0.5
     out = []
     if spec.get("lengths"):
@@ -215,9 +219,13 @@ def is_ragged(p):
 
 
 def visible_keys(p, n):
-    """Keys a query at position n - 1 sees (masks.cuh: window keeps the last `window`; causal is
-    null for decode, since the query is the newest token)."""
-    return min(n, p["window"]) if p["mask"] == "window" else n
+    """Keys a query at position n - 1 sees (masks.cuh: window keeps the last `window`, chunked
+    the query's chunk; causal is null for decode, since the query is the newest token)."""
+    if p["mask"] == "window":
+        return min(n, p["window"])
+    if p["mask"] == "chunked":
+        return n - (n - 1) // p["chunk"] * p["chunk"]
+    return n
 
 
 def step_bytes(p):

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""scripts/side_by_side.py on small synthetic reports: the default is the row of select's bucket,
+peers join on the problem name, the ratio is best peer / default, and inputs that do not fit
+(reports swapped, no problem in common) fail with exit 2 or 1 instead of printing an empty table."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO, "scripts", "side_by_side.py")
+
+PROBLEM = {"name": "p_n1024", "batch": 1, "heads": 32, "kv_heads": 8, "depth": 128, "dtype": "bf16",
+           "out_dtype": "bf16", "kv": "paged", "page_size": 16, "mask": "null", "window": 0,
+           "chunk": 0, "has_sink": False, "keys": 1024, "lengths": ""}
+
+
+def row(kernel, partitions, us, status="passed", problem=PROBLEM):
+    return {"kernel": kernel, "partitions": partitions, "status": status, "problem": dict(problem),
+            "time": {"median_us": us}, "bytes": 4.2e6 if partitions == 1 else 4.5e6}
+
+
+OURS = {"metadata": {"gpu_name": "NVIDIA H200", "peak_read_gbps": 4200.0, "git_commit": "abc"},
+        "rows": [row("decode_a", 1, 12.0), row("decode_a", 4, 8.0), row("decode_b", 4, 7.0)]}
+PEERS = {"metadata": {"git_commit": "abc", "peer_packages": {"flashinfer": "0.5.3"}},
+         "rows": [row("peer_flashinfer_xqa", 1, 10.0), row("peer_torch_sdpa_flash", 1, 0.0,
+                                                              "not_supported")]}
+DEFAULTS = {"buckets": [{"dtype": "bf16", "depth": 128, "group": 4, "kv": "paged", "mask": "null",
+                         "work_units": 8, "min_keys": 1024, "max_keys": 2047,
+                         "kernel": "decode_a", "partitions": 4}]}
+
+
+class SideBySideTest(unittest.TestCase):
+    def run_script(self, ours, peers, defaults):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name, doc in (("ours", ours), ("peers", peers), ("defaults", defaults)):
+                paths.append(os.path.join(d, name + ".json"))
+                with open(paths[-1], "w") as f:
+                    json.dump(doc, f)
+            return subprocess.run([sys.executable, SCRIPT, *paths], capture_output=True, text=True)
+
+    def test_table(self):
+        r = self.run_script(OURS, PEERS, DEFAULTS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        line = next(l for l in r.stdout.splitlines() if l.startswith("| p_n1024"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        # problem, cache, default (select's decode_a at P=4), best (decode_b), FI xqa, SDPA FA2,
+        # floor (P=1 bytes / peak), best peer, ratio = 10 / 8
+        self.assertEqual(cells, ["p_n1024", "uniform, paged16", "8.00 (4)", "7.00 (4)", "10.00",
+                                 "n/s", "1.00", "FI xqa", "1.25"])
+        self.assertIn("**1.250**", r.stdout)
+        self.assertIn("more than 2% slower than the best peer: 0", r.stdout)
+
+    def test_slower_default_is_listed(self):
+        peers = copy.deepcopy(PEERS)
+        peers["rows"][0]["time"]["median_us"] = 6.0
+        r = self.run_script(OURS, peers, DEFAULTS)
+        self.assertIn("p_n1024: default 8.00 µs, FI xqa 6.00 µs (33.3% slower)", r.stdout)
+
+    def test_bad_inputs(self):
+        self.assertEqual(self.run_script(PEERS, OURS, DEFAULTS).returncode, 2)  # swapped
+        self.assertEqual(self.run_script(OURS, PEERS, {"rows": []}).returncode, 2)  # not defaults
+        other = copy.deepcopy(PEERS)
+        for r in other["rows"]:
+            r["problem"]["name"] = "elsewhere"
+        result = self.run_script(OURS, other, DEFAULTS)
+        self.assertEqual(result.returncode, 1)  # nothing compared is not a pass
+        self.assertIn("same suite", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
