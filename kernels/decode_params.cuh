@@ -2,6 +2,8 @@
 // the fp32 reference. Plain data so the host can fill it without including device code.
 #pragma once
 
+#include "fast_divisor.cuh"
+
 namespace mha {
 
 // Layouts (row-major, innermost last):
@@ -31,12 +33,18 @@ struct DecodeParams {
   int heads = 0;
   int kv_heads = 0;
   int max_keys = 0;  // contiguous: keys per sequence slot; paged: unused
-  int page_size = 0;
+  int page_size = 0;            // set with set_page_size(), which also fills page_divisor
+  FastDivisor page_divisor;     // key / page_size without an integer division (paged only)
   int max_pages_per_seq = 0;
   int partitions = 1;
   int window = 0;  // sliding-window mask: keys p - window < j <= p are visible
   int chunk = 0;   // chunked mask: keys in the query's chunk of this size are visible
   float scale = 0.f;
 };
+
+inline void set_page_size(DecodeParams& p, int page_size) {
+  p.page_size = page_size;
+  p.page_divisor = make_fast_divisor(page_size > 0 ? page_size : 1);
+}
 
 }  // namespace mha

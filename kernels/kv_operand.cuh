@@ -29,12 +29,15 @@ struct ContiguousKv {
 struct PagedKv {
   static constexpr const char* kName = "paged";
   static constexpr bool kHasLookup = true;
+  // key / page_size by multiply-high and shift: paged copies issued two integer divisions each,
+  // and paged steps ran 1.2-1.6x the contiguous time (docs/performance.md).
   __host__ __device__ static inline int lookup(const DecodeParams& p, int b, int key) {
-    return p.page_table[b * p.max_pages_per_seq + key / p.page_size];
+    return p.page_table[b * p.max_pages_per_seq + fast_div(key, p.page_divisor)];
   }
   __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
                                                               int kv_head, int depth, int page) {
-    const long long slot = static_cast<long long>(page) * p.page_size + key % p.page_size;
+    const int in_page = key - static_cast<int>(fast_div(key, p.page_divisor)) * p.page_size;
+    const long long slot = static_cast<long long>(page) * p.page_size + in_page;
     return (slot * p.kv_heads + kv_head) * depth;
   }
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,

@@ -175,7 +175,7 @@ DecodeParams ProblemData::params(int copy, int partitions) const {
   p.heads = s.heads;
   p.kv_heads = s.kv_heads;
   p.max_keys = std::max(1, problem_.max_length());
-  p.page_size = s.page_size;
+  set_page_size(p, s.page_size);
   p.max_pages_per_seq = max_pages_per_seq_;
   p.partitions = partitions;
   p.window = s.window;

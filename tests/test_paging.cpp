@@ -36,7 +36,7 @@ TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
     DecodeParams p;
     p.batch = batch;
     p.kv_heads = kv_heads;
-    p.page_size = page_size;
+    set_page_size(p, page_size);
     p.max_pages_per_seq = max_pages;
     p.page_table = table.data();
     const long long total = (long long)num_pages * page_size * kv_heads * kDepth;
@@ -55,6 +55,22 @@ TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
           ASSERT_EQ(off % kDepth, 0);
           ASSERT_TRUE(seen.insert(off).second) << "row reused: b=" << b << " key=" << key;
         }
+  }
+}
+
+// The paged address divides by the page size with a multiply-high and a shift: it must equal the
+// integer division for every divisor a page can have and every key index up to 2^31 - 1.
+TEST(Paging, FastDivisorEqualsIntegerDivision) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> any_key(0, 0x7fffffff);
+  for (int d = 1; d <= 4096; ++d) {
+    const FastDivisor f = make_fast_divisor(d);
+    for (int n : {0, 1, d - 1, d, d + 1, 2 * d - 1, 65535, 131071, 0x7fffffff, any_key(rng),
+                  any_key(rng)}) {
+      if (n < 0) continue;
+      ASSERT_EQ(fast_div(static_cast<unsigned>(n), f), static_cast<unsigned>(n / d))
+          << "n=" << n << " d=" << d;
+    }
   }
 }
 
