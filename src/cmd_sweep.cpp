@@ -349,7 +349,10 @@ int run_sweep(const SweepOptions& o) {
     if (shard && (m.shard_index != shard->index || m.shard_count != shard->count))
       throw UsageError(fmt::format("--resume --shard {}: {} holds shard {}/{}", o.shard, ctx.journal_path,
                                    m.shard_index, m.shard_count));
-    if (!o.quiet) fmt::print("resuming {}: {} point(s) already measured\n", ctx.journal_path, ctx.journal->rows().size());
+    if (!o.quiet)
+      fmt::print(
+          "resuming {}: {} point(s) already measured, {} in flight when it stopped (run again)\n",
+          ctx.journal_path, ctx.journal->rows().size(), ctx.journal->retry_keys().size());
   } else {
     RunMetadata meta;
     meta.tool_version = tool_version();
