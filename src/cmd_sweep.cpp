@@ -28,6 +28,7 @@
 #include "gpu_monitor.h"
 #include "journal.h"
 #include "kernel_selection.h"
+#include "memory_budget.h"
 #include "point_runner.h"
 #include "problem.h"
 #include "reference.h"
@@ -207,6 +208,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
   std::string best_name;
   std::unique_ptr<ProblemData> data;
   std::vector<double> ref;
+  std::string too_large;  // why the problem does not fit into free device memory
   for (const KernelEntry* k : item.kernels) {
     for (int partitions : problem.partitions) {
       if (g_stop_requested) return;
@@ -226,12 +228,22 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
       const std::string range = fmt::format("{} | {} | p{}", k->name, problem.shape.name, partitions);
       nvtxRangePushA(range.c_str());
       try {
-        if (!data) {
+        if (!data && too_large.empty()) {
           const int copies = o.warm ? 1 : rotation_copies(copy_bytes(problem), w.props.l2_bytes);
-          data = std::make_unique<ProblemData>(problem, copies);
-          ref = reference_output(problem, *data);
+          const MemoryNeed need =
+              problem_device_bytes(problem, copies, ctx.reduce == ReduceMode::kFused);
+          too_large = memory_shortfall(problem, need, free_device_bytes(), w.device).value_or("");
+          if (too_large.empty()) {
+            data = std::make_unique<ProblemData>(problem, copies);
+            ref = reference_output(problem, *data);
+          }
         }
-        measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
+        if (!too_large.empty()) {
+          row.status = Status::kNotSupported;
+          row.reason = too_large;
+        } else {
+          measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
+        }
       } catch (const CudaError& e) {
         cudaGetLastError();
         row.status = is_unsupported_launch(e.code) ? Status::kNotSupported : Status::kFailed;
