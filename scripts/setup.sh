@@ -102,6 +102,7 @@ mha_setup() {
     if command -v ninja >/dev/null 2>&1; then gen=(-G Ninja); fi
     cmake -S "$MHA_ROOT" -B "$build_dir" "${gen[@]}" "${args[@]}" || return 1
   elif [[ "$(mha_cached "$build_dir" MHA_CONFIG)" != "$config_abs" || -n "${MHA_CMAKE_ARGS:-}" ||
+          "$(mha_cached "$build_dir" MHA_GIT_COMMIT_FROM_ENV)" != "${MHA_GIT_COMMIT:-}" ||
           ( -n "${MHA_KERNEL_FILTER:-}" &&
             "$(mha_cached "$build_dir" MHA_KERNEL_FILTER)" != "$MHA_KERNEL_FILTER" ) ]]; then
     cmake -S "$MHA_ROOT" -B "$build_dir" "${args[@]}" || return 1

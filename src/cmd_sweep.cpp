@@ -129,8 +129,10 @@ ResultRow point_row(const KernelEntry& k, const Problem& p, int partitions, int 
   return row;
 }
 
-void write_reports(const std::string& prefix, const Journal& journal) {
-  write_report_json(prefix + ".json", journal.meta(), journal.rows());
+void write_reports(const std::string& prefix, const Journal& journal, double wall_time_s) {
+  RunMetadata meta = journal.meta();
+  meta.wall_time_s = wall_time_s;
+  write_report_json(prefix + ".json", meta, journal.rows());
   write_report_csv(prefix + ".csv", journal.rows());
 }
 
@@ -339,7 +341,7 @@ int run_sweep(const SweepOptions& o) {
 
   // One worker per GPU, each with the read bandwidth of its own GPU as its roofline.
   std::vector<DeviceWorker> workers(devices.size());
-  std::string device_list;
+  std::string device_list, uuid_list, pci_list;
   for (size_t i = 0; i < devices.size(); ++i) {
     DeviceWorker& w = workers[i];
     w.device = devices[i];
@@ -353,6 +355,8 @@ int run_sweep(const SweepOptions& o) {
     MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
     w.monitor = std::make_unique<GpuMonitor>(w.device);
     device_list += fmt::format("{}{}:{}", device_list.empty() ? "" : ",", host_name(), w.device);
+    uuid_list += (i ? "," : "") + w.props.uuid;
+    pci_list += (i ? "," : "") + w.props.pci_bus_id;
   }
 
   if (o.resume) {
@@ -380,6 +384,8 @@ int run_sweep(const SweepOptions& o) {
     meta.cold_cache = !o.warm;
     meta.peak_read_gbps = workers.front().peak_gbps;
     meta.devices = device_list;
+    meta.gpu_uuids = uuid_list;
+    meta.gpu_pci_bus_ids = pci_list;
     if (shard) {
       meta.shard_index = shard->index;
       meta.shard_count = shard->count;
@@ -437,7 +443,9 @@ int run_sweep(const SweepOptions& o) {
     cudaSetDevice(w.device);
     cudaStreamDestroy(w.stream);
   }
-  write_reports(ctx.prefix, *ctx.journal);
+  write_reports(
+      ctx.prefix, *ctx.journal,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count());
   for (const auto& message : lost) fmt::print(stderr, "lost {}\n", message);
   if (!lost.empty() && queue.pending() > 0)
     throw CudaError(fmt::format("every GPU failed ({}); the journal {} keeps what was measured: rerun with --resume",
