@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "compare.h"
+#include "noise_floor.h"
 
 namespace mha {
 
@@ -13,7 +14,7 @@ void add_compare_command(CLI::App& app) {
       "Compare two JSON reports; exit 1 on a regression (slower beyond the threshold and noise, "
       "or passed -> not passed), 2 on unusable input");
   struct Args {
-    std::string baseline, candidate, csv, markdown;
+    std::string baseline, candidate, csv, markdown, noise;
     CompareOptions options;
   };
   auto args = std::make_shared<Args>();
@@ -25,7 +26,12 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--markdown", args->markdown, "Also write the markdown summary to this file");
   cmd->add_flag("--allow-different-gpu", args->options.allow_different_gpu,
                 "Compare reports from different GPU models");
+  cmd->add_option("--noise", args->noise,
+                  "Cross-machine noise floor (`mha-tune noise`): changes within it are not "
+                  "regressions");
   cmd->callback([args] {
+    if (!args->noise.empty())
+      args->options.noise_floor = std::make_shared<NoiseFloor>(read_noise_floor(args->noise));
     set_command_exit(
         run_compare(args->baseline, args->candidate, args->options, args->csv, args->markdown));
   });

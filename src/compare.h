@@ -3,12 +3,15 @@
 // passed -> not-passed change a regression, and a markdown summary for pull requests.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "report_json.h"
 
 namespace mha {
+
+struct NoiseFloor;  // noise_floor.h
 
 struct CompareOptions {
   // A pair is slower when candidate > baseline * (1 + tolerance), faster when
@@ -20,6 +23,9 @@ struct CompareOptions {
   // a large spread), which should not fail CI on their noise alone.
   double noise_k = 3.0;
   bool allow_different_gpu = false;
+  // Measured cross-machine spread (`compare --noise`): a pair's tolerance is at least the
+  // floor's tolerance for its baseline time. Null: no floor.
+  std::shared_ptr<const NoiseFloor> noise_floor;
 };
 
 enum class Verdict {
