@@ -91,6 +91,11 @@ NoiseFloor derive_noise_floor(const Report& a, const Report& b, const NoiseOptio
     f.warnings.push_back(
         fmt::format("metadata.git_commit differs ({} vs {}): the floor holds any code change too",
                     a.meta.git_commit, b.meta.git_commit));
+  if (!a.meta.gpu_uuids.empty() && a.meta.gpu_uuids == b.meta.gpu_uuids)
+    f.warnings.push_back(fmt::format(
+        "metadata.gpu_uuids: both reports come from the same GPU ({}): the floor holds run-to-run "
+        "noise, not the spread between machines",
+        a.meta.gpu_uuids));
   if (a.meta.config_hash != b.meta.config_hash)
     f.warnings.push_back(fmt::format("metadata.config_hash differs ({} vs {})", a.meta.config_hash,
                                      b.meta.config_hash));

@@ -151,6 +151,12 @@ TEST(NoiseFloor, RefusesWhatItCannotMeasure) {
   Report other = machine(2, 0.02);
   other.meta.git_commit = "def5678";
   EXPECT_EQ(derive_noise_floor(machine(1, 0.02), other, {}).warnings.size(), 1u);
+  // Two runs on one GPU measure run-to-run noise only: said so.
+  Report same_a = machine(1, 0.02), same_b = machine(2, 0.02);
+  same_a.meta.gpu_uuids = same_b.meta.gpu_uuids = "GPU-8f7c1a02-b34d-5e6f-7081-92a3b4c5d6e7";
+  const NoiseFloor same = derive_noise_floor(same_a, same_b, {});
+  ASSERT_EQ(same.warnings.size(), 1u);
+  EXPECT_NE(same.warnings[0].find("same GPU"), std::string::npos);
 }
 
 TEST(NoiseFloor, WorksOnTheCommittedH200Baseline) {
