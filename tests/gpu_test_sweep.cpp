@@ -60,6 +60,13 @@ TEST_F(Sweep, TinySweepWritesPassedTimedRows) {
   ASSERT_FALSE(r.rows.empty());
   EXPECT_TRUE(fs::exists(out("a") + ".csv"));
   EXPECT_GT(r.meta.peak_read_gbps, 0);
+  // What lets a person match the report to `nvidia-smi -L` and `nvidia-smi` on that machine.
+  EXPECT_EQ(r.meta.gpu_uuids.rfind("GPU-", 0), 0u) << r.meta.gpu_uuids;
+  EXPECT_EQ(r.meta.gpu_uuids.size(), 40u) << r.meta.gpu_uuids;
+  EXPECT_EQ(r.meta.gpu_pci_bus_ids.size(), 16u) << r.meta.gpu_pci_bus_ids;  // 00000000:3B:00.0
+  EXPECT_NE(r.meta.nvidia_driver_version.find('.'), std::string::npos);     // e.g. 580.159
+  EXPECT_NE(r.meta.nvidia_driver_version, r.meta.driver_version);
+  EXPECT_GT(r.meta.wall_time_s, 0);
   for (const auto& row : r.rows) {
     EXPECT_EQ(row.status, Status::kPassed) << row.kernel << " " << row.problem.name << ": " << row.reason;
     EXPECT_GT(row.time.median_us, 0);
