@@ -2,16 +2,27 @@
 """Recomputes every problem of a `mha-tune verify --dump DIR` in float64 numpy from the dumped
 inputs and checks it against the dumped reference and kernel outputs.
 
-Usage: scripts/check_dump.py DIR    (exit 1 if any output is off by more than its tolerance)
+Usage: scripts/check_dump.py DIR
+Exit 0 when every output is within tolerance, 1 when one is not, 2 on bad usage or input (no
+such directory, no manifest, a malformed manifest, a missing array, nothing to check), 3 when
+numpy is missing (apt-get install python3-numpy, or pip install numpy).
 """
+import argparse
 import json
 import pathlib
 import sys
 
-import numpy as np
+
+class InputError(Exception):
+    """Unusable input: exit 2, the message names the file and the key."""
 
 
-def visible(kind, n, window, chunk):
+def die(msg, code=2):
+    print(f"check_dump.py: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def visible(np, kind, n, window, chunk):
     keys = np.arange(n)
     pos = n - 1
     if kind == "window":
@@ -21,20 +32,39 @@ def visible(kind, n, window, chunk):
     return keys <= pos
 
 
-def attention(problem_dir, manifest):
-    q = np.load(problem_dir / "q.npy").astype(np.float64)
-    k = np.load(problem_dir / "k.npy").astype(np.float64)
-    v = np.load(problem_dir / "v.npy").astype(np.float64)
-    lengths = np.load(problem_dir / "lengths.npy")
-    sink = np.load(problem_dir / "sink_weights.npy").astype(np.float64) if manifest["sink"] else None
-    group = manifest["shape"]["group"]
-    mask = manifest["mask"]
+def load(np, path):
+    try:
+        return np.load(path)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: cannot load the array: {e}")
+
+
+def field(manifest, path, *keys):
+    value = manifest
+    for i, key in enumerate(keys):
+        if not isinstance(value, dict) or key not in value:
+            raise InputError(f"{path}: {'.'.join(keys[:i + 1])}: missing")
+        value = value[key]
+    return value
+
+
+def attention(np, problem_dir, manifest, path):
+    q = load(np, problem_dir / "q.npy").astype(np.float64)
+    k = load(np, problem_dir / "k.npy").astype(np.float64)
+    v = load(np, problem_dir / "v.npy").astype(np.float64)
+    lengths = load(np, problem_dir / "lengths.npy")
+    has_sink = field(manifest, path, "sink")
+    sink = load(np, problem_dir / "sink_weights.npy").astype(np.float64) if has_sink else None
+    group = field(manifest, path, "shape", "group")
+    kind = field(manifest, path, "mask", "kind")
+    window, chunk = field(manifest, path, "mask", "window"), field(manifest, path, "mask", "chunk")
+    scale = field(manifest, path, "scale")
     out = np.zeros_like(q)
     for b, n in enumerate(lengths):
-        seen = visible(mask["kind"], int(n), mask["window"], mask["chunk"])
+        seen = visible(np, kind, int(n), window, chunk)
         for h in range(q.shape[1]):
             kv = h // group
-            s = np.where(seen, k[b, :n, kv] @ q[b, h] * manifest["scale"], -np.inf)
+            s = np.where(seen, k[b, :n, kv] @ q[b, h] * scale, -np.inf)
             m = max(s.max(), sink[h] if sink is not None else -np.inf)
             if m == -np.inf:
                 continue
@@ -44,29 +74,65 @@ def attention(problem_dir, manifest):
     return out
 
 
-def rel_l2(a, b):
+def rel_l2(np, a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
-def main():
-    root = pathlib.Path(sys.argv[1])
+def check(np, manifests):
+    """0 when every output is within tolerance, 1 at the first that is not."""
     worst, count = 0.0, 0
-    for manifest_path in sorted(root.glob("*/manifest.json")):
-        manifest = json.loads(manifest_path.read_text())
-        expected = attention(manifest_path.parent, manifest)
-        reference = np.load(manifest_path.parent / "reference.npy")
-        worst_ref = rel_l2(reference, expected)
+    for path in manifests:
+        try:
+            manifest = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise InputError(f"{path}: not a readable JSON manifest: {e}")
+        problem = field(manifest, path, "problem")
+        expected = attention(np, path.parent, manifest, path)
+        reference = load(np, path.parent / "reference.npy")
+        if reference.shape != expected.shape:
+            raise InputError(f"{path.parent / 'reference.npy'}: shape {reference.shape}, expected "
+                             f"{expected.shape}")
+        worst_ref = rel_l2(np, reference, expected)
         if worst_ref > 1e-5:
-            print(f"{manifest['problem']}: dumped reference differs from numpy: {worst_ref:.2e}")
+            print(f"{problem}: dumped reference differs from numpy: {worst_ref:.2e}")
             return 1
-        for name, info in manifest["outputs"].items():
-            err = rel_l2(np.load(manifest_path.parent / name), expected)
+        for name, info in field(manifest, path, "outputs").items():
+            output = load(np, path.parent / name)
+            if output.shape != expected.shape:
+                raise InputError(f"{path.parent / name}: shape {output.shape}, expected {expected.shape}")
+            err = rel_l2(np, output, expected)
             worst, count = max(worst, err), count + 1
-            if err > 2e-2:
-                print(f"{manifest['problem']} {info['kernel']} p{info['partitions']}: rel L2 {err:.2e}")
+            if not err <= 2e-2:  # NaN fails too
+                print(f"{problem} {info.get('kernel', name)} p{info.get('partitions', '?')}: "
+                      f"rel L2 {err:.2e}")
                 return 1
+    if count == 0:
+        raise InputError("the manifests list no kernel output: nothing was checked")
     print(f"dump check: {count} output(s) recomputed in numpy float64, worst rel L2 {worst:.2e}")
-    return 0 if count else 1
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dump_dir", help="the directory given to `mha-tune verify --dump`")
+    a = ap.parse_args(argv)  # exits 2 with the usage on a missing argument
+    root = pathlib.Path(a.dump_dir)
+    if not root.exists():
+        die(f"{root}: no such directory")
+    if not root.is_dir():
+        die(f"{root}: not a directory; give the directory that `mha-tune verify --dump DIR` wrote")
+    manifests = sorted(root.glob("*/manifest.json"))
+    if not manifests:
+        die(f"{root}: no */manifest.json: not a `mha-tune verify --dump` directory, or empty")
+    try:
+        import numpy as np
+    except ImportError as e:
+        die(f"cannot import numpy ({e}); install it with `sudo apt-get install python3-numpy` or "
+            "`python3 -m pip install numpy`", code=3)
+    try:
+        return check(np, manifests)
+    except InputError as e:
+        die(str(e))
 
 
 if __name__ == "__main__":

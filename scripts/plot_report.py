@@ -8,7 +8,10 @@ best passed configuration per problem; dashed: the defaults' configuration (the 
 `mha-tune select --out-json` writes); dotted: the peak read bandwidth measured in the same run.
 Writes <stem>_heatmap.png: median time (us) of every passed (tile, partitions) on one problem
 (default: the longest batch-1 problem; with --problem NAME: <stem>_heatmap_NAME.png), the fastest
-cell outlined. Titles name the GPU and the date of the run. Exit 2 on a missing or malformed file.
+cell outlined. Titles name the GPU and the date of the run. Paged problems with different page
+sizes are different lines. Exit 2 on a missing, malformed or empty input (nothing passed to plot,
+a --problem without passed rows, a report and a defaults file swapped), 3 when matplotlib or
+numpy is missing (scripts/plot.sh installs them: apt-get install python3-matplotlib).
 """
 import argparse
 import json
@@ -20,9 +23,26 @@ import sys
 TILE_KEYS = ("bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
 
 
-def die(msg):
+INSTALL_HINT = ("install it with `sudo apt-get install python3-matplotlib` (Debian/Ubuntu) or "
+                "`python3 -m pip install matplotlib`, or run scripts/plot.sh, which does")
+
+
+def die(msg, code=2):
     print(f"plot_report.py: {msg}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(code)
+
+
+def import_pyplot():
+    """matplotlib.pyplot with the Agg backend; exit 3 (a missing environment dependency) when
+    matplotlib or numpy cannot be imported."""
+    try:
+        import numpy  # noqa: F401  (the heatmap needs it; matplotlib does too)
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        die(f"cannot import {e.name or 'matplotlib'} ({e}); {INSTALL_HINT}", code=3)
+    return plt
 
 
 def load_json(path, what):
@@ -37,6 +57,9 @@ def load_json(path, what):
 
 def load_report(path):
     rep = load_json(path, "report")
+    if isinstance(rep, dict) and isinstance(rep.get("buckets"), list) and "rows" not in rep:
+        die(f"{path}: this is a defaults file (`mha-tune select --out-json`), not a sweep report; "
+            "usage: plot_report.py REPORT.json --defaults DEFAULTS.json")
     if not isinstance(rep, dict) or rep.get("schema_version") != 1:
         die(f"{path}: not an mha-tune report (schema_version 1 expected)")
     if not isinstance(rep.get("rows"), list) or not isinstance(rep.get("metadata"), dict):
@@ -45,7 +68,27 @@ def load_report(path):
         for key in ("kernel", "problem", "partitions", "status", "time", "achieved_gbps"):
             if key not in r:
                 die(f"{path}: rows[{i}].{key}: missing")
+    if not rep["rows"]:
+        die(f"{path}: rows: empty; nothing to plot")
+    if not any(plottable(r) for r in rep["rows"]):
+        die(f"{path}: rows: none passed with a time; nothing to plot")
     return rep
+
+
+def load_defaults(path):
+    d = load_json(path, "defaults")
+    if isinstance(d, dict) and isinstance(d.get("rows"), list) and "metadata" in d:
+        die(f"{path}: this is a sweep report, not a defaults file; usage: plot_report.py "
+            "REPORT.json --defaults DEFAULTS.json (arguments swapped?)")
+    if not isinstance(d, dict):
+        die(f"{path}: the defaults must be a JSON object (`mha-tune select --out-json` writes one)")
+    return d
+
+
+def plottable(r):
+    t = r.get("time")
+    return (r.get("status") == "passed" and isinstance(t, dict)
+            and isinstance(t.get("median_us"), (int, float)) and t["median_us"] > 0)
 
 
 def tile_name(kernel):
@@ -57,7 +100,7 @@ def tile_name(kernel):
 def best_rows(rows):
     best = {}
     for r in rows:
-        if r["status"] != "passed":
+        if not plottable(r):
             continue
         name = r["problem"]["name"]
         if name not in best or r["time"]["median_us"] < best[name]["time"]["median_us"]:
@@ -95,15 +138,25 @@ def default_rows(defaults, rows):
 
 
 def shape_key(p):
+    """One line per key: every field but the length. The page size is part of it: paged problems
+    with different page sizes are different lines, not one line zig-zagging between them."""
     return (p["batch"], p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv"], p["mask"],
-            p.get("has_sink", False))
+            p.get("has_sink", False), p.get("page_size", 0) if p["kv"] == "paged" else 0)
 
 
 def shape_label(key, varying):
-    b, h, kv, d, dt, kvk, mask, sink = key
+    b, h, kv, d, dt, kvk, mask, sink, page = key
     label = f"b{b} h{h}/kv{kv}"
-    extra = [f"d{d}", dt, kvk, mask, "sink" if sink else ""]
+    extra = [f"d{d}", dt, kvk, mask, "sink" if sink else "", f"page {page}" if page else ""]
     return label + "".join(f" {e}" for i, e in enumerate(extra) if varying[i] and e)
+
+
+def bandwidth_series(rows):
+    """shape key -> [(keys, GB/s), ...] sorted by keys: one line of the bandwidth plot each."""
+    series = {}
+    for r in rows:
+        series.setdefault(shape_key(r["problem"]), []).append((r["problem"]["keys"], r["achieved_gbps"]))
+    return {k: sorted(v) for k, v in sorted(series.items())}
 
 
 def run_label(meta):
@@ -123,19 +176,18 @@ def run_label(meta):
 def plot_bandwidth(plt, rep, defaults, path):
     meta, best = rep["metadata"], best_rows(rep["rows"])
     dflt = default_rows(defaults, rep["rows"]) if defaults is not None else {}
-    keys = sorted({shape_key(r["problem"]) for r in best.values()})
-    varying = [len({k[i] for k in keys}) > 1 for i in range(3, 8)]
+    lines = bandwidth_series(best.values())
+    default_lines = bandwidth_series(dflt.values())
+    keys = list(lines)
+    varying = [len({k[i] for k in keys}) > 1 for i in range(3, 9)]
     from matplotlib.lines import Line2D
     fig, ax = plt.subplots(figsize=(11, 5.5))
     # Legend: one entry per shape (its colour), then the line styles once, outside the axes.
     handles = []
     for i, key in enumerate(keys):
         color = f"C{i % 10}"
-        pts = sorted((r["problem"]["keys"], r["achieved_gbps"]) for r in best.values()
-                     if shape_key(r["problem"]) == key)
-        handles += ax.plot(*zip(*pts), marker="o", color=color, label=shape_label(key, varying))
-        dpts = sorted((r["problem"]["keys"], r["achieved_gbps"]) for r in dflt.values()
-                      if shape_key(r["problem"]) == key)
+        handles += ax.plot(*zip(*lines[key]), marker="o", color=color, label=shape_label(key, varying))
+        dpts = default_lines.get(key)
         if dpts:  # drawn over the best line: where they coincide the x sits on the o
             ax.plot(*zip(*dpts), ls="--", marker="x", markersize=9, markeredgewidth=1.5,
                     color=color)
@@ -160,7 +212,7 @@ def plot_bandwidth(plt, rep, defaults, path):
 
 
 def heatmap_problem(rows):
-    passed = [r["problem"] for r in rows if r["status"] == "passed"]
+    passed = [r["problem"] for r in rows if plottable(r)]
     if not passed:
         return None
     b1 = [p for p in passed if p["batch"] == 1] or passed
@@ -171,7 +223,7 @@ def plot_heatmap(plt, rep, problem, path):
     import numpy as np
     cells = {}
     for r in rep["rows"]:
-        if r["status"] == "passed" and r["problem"]["name"] == problem:
+        if plottable(r) and r["problem"]["name"] == problem:
             cells[(tile_name(r["kernel"]), r["partitions"])] = r["time"]["median_us"]
     tiles = sorted({t for t, _ in cells})
     parts = sorted({p for _, p in cells})
@@ -218,22 +270,25 @@ def main(argv=None):
     ap.add_argument("--problem", help="problem name for the heatmap")
     a = ap.parse_args(argv)
     rep = load_report(a.report)
-    defaults = load_json(a.defaults, "defaults") if a.defaults else None
-    if defaults is not None and not isinstance(defaults, dict):
-        print(f"plot_report.py: {a.defaults}: not a JSON object; defaults not drawn", file=sys.stderr)
-        defaults = None
+    defaults = load_defaults(a.defaults) if a.defaults else None
+    if defaults is not None and not default_rows(defaults, rep["rows"]):
+        print(f"plot_report.py: warning: {a.defaults}: no bucket matches a passed row of "
+              f"{a.report}; defaults not drawn", file=sys.stderr)
     problem = a.problem or heatmap_problem(rep["rows"])
     if a.problem and not any(r["problem"]["name"] == a.problem for r in rep["rows"]):
         die(f"{a.report}: no row has problem '{a.problem}'")
+    if a.problem and not any(plottable(r) and r["problem"]["name"] == a.problem for r in rep["rows"]):
+        die(f"{a.report}: problem '{a.problem}' has no passed row; no heatmap to draw")
+    plt = import_pyplot()
     out_dir = a.out_dir or os.path.dirname(os.path.abspath(a.report))
-    os.makedirs(out_dir, exist_ok=True)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        die(f"{out_dir}: cannot create the output directory: {e.strerror}")
     stem = os.path.join(out_dir, os.path.splitext(os.path.basename(a.report))[0])
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     plot_bandwidth(plt, rep, defaults, stem + "_bandwidth.png")
     print(f"wrote {stem}_bandwidth.png")
-    if problem and any(r["status"] == "passed" and r["problem"]["name"] == problem for r in rep["rows"]):
+    if problem and any(plottable(r) and r["problem"]["name"] == problem for r in rep["rows"]):
         # --problem gets its own file, so it does not replace the default heatmap.
         heat = stem + (f"_heatmap_{re.sub(r'[^A-Za-z0-9_.-]', '_', a.problem)}.png" if a.problem
                        else "_heatmap.png")

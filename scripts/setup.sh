@@ -70,6 +70,22 @@ mha_install_deps() {
   return 0
 }
 
+# matplotlib and numpy for scripts/plot_report.py (not needed to build or test: the plot tests
+# skip without them). apt's python3-matplotlib where possible, else pip for this user.
+mha_install_plot_deps() {
+  python3 -c "import matplotlib, numpy" 2>/dev/null && return 0
+  mha_log "matplotlib or numpy missing: installing python3-matplotlib"
+  local sudo=()
+  if [[ "$(id -u)" -ne 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
+  if command -v apt-get >/dev/null 2>&1 &&
+     { "${sudo[@]}" apt-get update -qq || true; } &&
+     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+       python3-matplotlib python3-numpy >&2; then
+    return 0
+  fi
+  python3 -m pip install --user matplotlib numpy >&2
+}
+
 # nvcc is often installed but not on PATH.
 mha_find_nvcc() {
   if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null 2>&1; then
@@ -111,6 +127,7 @@ mha_setup() {
     cmake -S "$MHA_ROOT" -B "$build_dir" "${gen[@]}" "${args[@]}" || return 1
   elif [[ "$stale" -eq 1 || "$(mha_cached "$build_dir" MHA_CONFIG)" != "$config_abs" ||
           -n "${MHA_CMAKE_ARGS:-}" ||
+          "$(mha_cached "$build_dir" MHA_GIT_COMMIT_FROM_ENV)" != "${MHA_GIT_COMMIT:-}" ||
           ( -n "${MHA_KERNEL_FILTER:-}" &&
             "$(mha_cached "$build_dir" MHA_KERNEL_FILTER)" != "$MHA_KERNEL_FILTER" ) ]]; then
     cmake -S "$MHA_ROOT" -B "$build_dir" "${args[@]}" || return 1

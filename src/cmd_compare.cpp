@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "compare.h"
+#include "noise_floor.h"
 
 namespace mha {
 
@@ -14,7 +15,7 @@ void add_compare_command(CLI::App& app) {
       "passed -> not passed, a baseline point missing from the candidate) or when no pair "
       "matched, 2 on unusable input (incl. reports from different GPUs or measured differently)");
   struct Args {
-    std::string baseline, candidate, csv, markdown;
+    std::string baseline, candidate, csv, markdown, noise;
     CompareOptions options;
   };
   auto args = std::make_shared<Args>();
@@ -31,7 +32,12 @@ void add_compare_command(CLI::App& app) {
                 "sharded candidate); no matched pair at all still fails");
   cmd->add_flag("--allow-method-mismatch", args->options.allow_method_mismatch,
                 "Compare reports measured differently (timing_mode, cold_cache, reduce_mode)");
+  cmd->add_option("--noise", args->noise,
+                  "Cross-machine noise floor (`mha-tune noise`): changes within it are not "
+                  "regressions");
   cmd->callback([args] {
+    if (!args->noise.empty())
+      args->options.noise_floor = std::make_shared<NoiseFloor>(read_noise_floor(args->noise));
     set_command_exit(
         run_compare(args->baseline, args->candidate, args->options, args->csv, args->markdown));
   });

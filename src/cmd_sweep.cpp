@@ -29,6 +29,7 @@
 #include "gpu_monitor.h"
 #include "journal.h"
 #include "kernel_selection.h"
+#include "memory_budget.h"
 #include "point_runner.h"
 #include "problem.h"
 #include "problem_coverage.h"
@@ -138,8 +139,10 @@ ResultRow point_row(const KernelEntry& k, const Problem& p, int partitions, int 
   return row;
 }
 
-void write_reports(const std::string& prefix, const Journal& journal) {
-  write_report_json(prefix + ".json", journal.meta(), journal.rows());
+void write_reports(const std::string& prefix, const Journal& journal, double wall_time_s) {
+  RunMetadata meta = journal.meta();
+  meta.wall_time_s = wall_time_s;
+  write_report_json(prefix + ".json", meta, journal.rows());
   write_report_csv(prefix + ".csv", journal.rows());
 }
 
@@ -217,6 +220,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
   std::string best_name;
   std::unique_ptr<ProblemData> data;
   std::vector<double> ref;
+  std::string too_large;  // why the problem does not fit into free device memory
   for (const KernelEntry* k : item.kernels) {
     for (int partitions : problem.partitions) {
       if (g_stop_requested) return;
@@ -236,12 +240,22 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
       const std::string range = fmt::format("{} | {} | p{}", k->name, problem.shape.name, partitions);
       nvtxRangePushA(range.c_str());
       try {
-        if (!data) {
+        if (!data && too_large.empty()) {
           const int copies = o.warm ? 1 : rotation_copies(copy_bytes(problem), w.props.l2_bytes);
-          data = std::make_unique<ProblemData>(problem, copies);
-          ref = reference_output(problem, *data);
+          const MemoryNeed need =
+              problem_device_bytes(problem, copies, ctx.reduce == ReduceMode::kFused);
+          too_large = memory_shortfall(problem, need, free_device_bytes(), w.device).value_or("");
+          if (too_large.empty()) {
+            data = std::make_unique<ProblemData>(problem, copies);
+            ref = reference_output(problem, *data);
+          }
         }
-        measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
+        if (!too_large.empty()) {
+          row.status = Status::kNotSupported;
+          row.reason = too_large;
+        } else {
+          measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
+        }
       } catch (const CudaError& e) {
         cudaGetLastError();
         row.status = is_unsupported_launch(e.code) ? Status::kNotSupported : Status::kFailed;
@@ -340,7 +354,7 @@ int run_sweep(const SweepOptions& o) {
 
   // One worker per GPU, each with the read bandwidth of its own GPU as its roofline.
   std::vector<DeviceWorker> workers(devices.size());
-  std::string device_list;
+  std::string device_list, uuid_list, pci_list;
   for (size_t i = 0; i < devices.size(); ++i) {
     DeviceWorker& w = workers[i];
     w.device = devices[i];
@@ -354,6 +368,8 @@ int run_sweep(const SweepOptions& o) {
     MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
     w.monitor = std::make_unique<GpuMonitor>(w.device);
     device_list += fmt::format("{}{}:{}", device_list.empty() ? "" : ",", host_name(), w.device);
+    uuid_list += (i ? "," : "") + w.props.uuid;
+    pci_list += (i ? "," : "") + w.props.pci_bus_id;
   }
 
   if (o.resume) {
@@ -362,7 +378,10 @@ int run_sweep(const SweepOptions& o) {
     if (shard && (m.shard_index != shard->index || m.shard_count != shard->count))
       throw UsageError(fmt::format("--resume --shard {}: {} holds shard {}/{}", o.shard, ctx.journal_path,
                                    m.shard_index, m.shard_count));
-    if (!o.quiet) fmt::print("resuming {}: {} point(s) already measured\n", ctx.journal_path, ctx.journal->rows().size());
+    if (!o.quiet)
+      fmt::print(
+          "resuming {}: {} point(s) already measured, {} in flight when it stopped (run again)\n",
+          ctx.journal_path, ctx.journal->rows().size(), ctx.journal->retry_keys().size());
   } else {
     RunMetadata meta;
     meta.tool_version = tool_version();
@@ -378,6 +397,8 @@ int run_sweep(const SweepOptions& o) {
     meta.cold_cache = !o.warm;
     meta.peak_read_gbps = workers.front().peak_gbps;
     meta.devices = device_list;
+    meta.gpu_uuids = uuid_list;
+    meta.gpu_pci_bus_ids = pci_list;
     if (shard) {
       meta.shard_index = shard->index;
       meta.shard_count = shard->count;
@@ -435,7 +456,9 @@ int run_sweep(const SweepOptions& o) {
     cudaSetDevice(w.device);
     cudaStreamDestroy(w.stream);
   }
-  write_reports(ctx.prefix, *ctx.journal);
+  write_reports(
+      ctx.prefix, *ctx.journal,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count());
   for (const auto& message : lost) fmt::print(stderr, "lost {}\n", message);
   if (!lost.empty() && queue.pending() > 0)
     throw CudaError(fmt::format("every GPU failed ({}); the journal {} keeps what was measured: rerun with --resume",

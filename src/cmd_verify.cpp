@@ -12,6 +12,7 @@
 #include "device_info.h"
 #include "errors.h"
 #include "kernel_selection.h"
+#include "memory_budget.h"
 #include "npy_writer.h"
 #include "point_runner.h"
 #include "problem.h"
@@ -89,6 +90,18 @@ int run_verify(const VerifyOptions& o) {
     Tally& tally = per_kernel[k->name];
     for (Problem& problem : problems) {
       problem.seed = o.seed;
+      const auto too_large =
+          memory_shortfall(problem, problem_device_bytes(problem, 1, reduce == ReduceMode::kFused),
+                           free_device_bytes(), o.device);
+      if (too_large) {  // reported per point like any other disposition, not as a raw CUDA error
+        for (int partitions : problem.partitions) {
+          ++points;
+          ++tally.total;
+          fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {} ({})\n", k->name, problem.shape.name,
+                     partitions, "-", "-", status_name(Status::kNotSupported), *too_large);
+        }
+        continue;
+      }
       ProblemData data(problem, 1);
       const std::vector<double> ref = reference_output(problem, data);
       for (int partitions : problem.partitions) {

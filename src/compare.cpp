@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "journal.h"
+#include "noise_floor.h"
 #include "report_csv.h"
 #include "stats.h"
 
@@ -128,6 +129,8 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
         candidate_file.empty() ? "candidate" : candidate_file, list,
         baseline_file.empty() ? "baseline" : baseline_file));
   }
+  if (options.noise_floor)
+    check_noise_floor_applies(*options.noise_floor, baseline.meta, baseline_file);
   CompareResult result;
   result.mismatches = mismatches;
   result.baseline_meta = baseline.meta;
@@ -166,6 +169,9 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
       p.change = p.candidate.time.median_us / base.time.median_us - 1.0;
       p.tolerance =
           std::max(options.threshold, options.noise_k * pair_noise(base.time, p.candidate.time));
+      if (options.noise_floor)
+        p.tolerance =
+            std::max(p.tolerance, options.noise_floor->tolerance_for(base.time.median_us));
       const double ratio = p.candidate.time.median_us / base.time.median_us;
       if (ratio > 1.0 + p.tolerance) {
         p.verdict = Verdict::kSlower;
@@ -204,6 +210,7 @@ std::string compare_markdown(const CompareResult& r) {
       "- A pair is slower or faster when its median moves by more than {:.1f}% or {:g} standard "
       "errors of the two medians, whichever is larger.\n\n",
       100.0 * r.options.threshold, r.options.noise_k);
+  if (r.options.noise_floor) md += noise_floor_markdown(*r.options.noise_floor) + "\n";
 
   const int regressions = r.regressions();
   const size_t baseline_points = r.pairs.size() + r.only_baseline.size();

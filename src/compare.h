@@ -3,12 +3,15 @@
 // passed -> not-passed change a regression, and a markdown summary for pull requests.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "report_json.h"
 
 namespace mha {
+
+struct NoiseFloor;  // noise_floor.h
 
 struct CompareOptions {
   // A pair is slower when candidate > baseline * (1 + tolerance), faster when
@@ -26,6 +29,9 @@ struct CompareOptions {
   // Reports measured differently (timing mode, cold/warm cache, reduce mode) time different
   // things; comparing them is a usage error unless allowed.
   bool allow_method_mismatch = false;
+  // Measured cross-machine spread (`compare --noise`): a pair's tolerance is at least the
+  // floor's tolerance for its baseline time. Null: no floor.
+  std::shared_ptr<const NoiseFloor> noise_floor;
 };
 
 // How a report was measured: the metadata fields that change what a time means. A difference in

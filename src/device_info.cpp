@@ -4,7 +4,10 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "errors.h"
+#include "gpu_identity.h"
 
 namespace mha {
 
@@ -41,6 +44,10 @@ DeviceProps device_props(int device) {
   cudaRuntimeGetVersion(&runtime);
   d.driver_version = version_text(driver);
   d.runtime_version = version_text(runtime);
+  unsigned char uuid[16];
+  std::copy(prop.uuid.bytes, prop.uuid.bytes + 16, uuid);
+  d.uuid = format_gpu_uuid(uuid);
+  d.pci_bus_id = format_pci_bus_id(prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
   return d;
 }
 
@@ -53,6 +60,9 @@ void describe_device(int device, RunMetadata& meta) {
   meta.mem_clock_max_mhz = d.mem_clock_max_mhz;
   meta.driver_version = d.driver_version;
   meta.cuda_version = d.runtime_version;
+  meta.nvidia_driver_version = nvidia_driver_version();
+  meta.gpu_uuids = d.uuid;
+  meta.gpu_pci_bus_ids = d.pci_bus_id;
 }
 
 }  // namespace mha

@@ -18,6 +18,8 @@ struct DeviceProps {
   double mem_clock_max_mhz = 0;
   std::string driver_version;
   std::string runtime_version;
+  std::string uuid;        // as nvidia-smi -L prints it
+  std::string pci_bus_id;  // as nvidia-smi prints it
 };
 DeviceProps device_props(int device);
 

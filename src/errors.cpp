@@ -24,9 +24,9 @@ bool CudaError::is_sticky() const {
 }
 
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
-  throw CudaError(fmt::format("{}:{}: {} failed: {} ({})", file, line, call,
-                              cudaGetErrorString(code), cudaGetErrorName(code)),
-                  code);
+  throw CudaError(
+      fmt::format("{} failed: {} ({})", call, cudaGetErrorString(code), cudaGetErrorName(code)),
+      code, fmt::format("{}:{}", file, line));
 }
 
 }  // namespace mha

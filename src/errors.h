@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mha {
 
@@ -24,9 +25,13 @@ struct UsageError : std::runtime_error {
 };
 
 // CUDA or environment failure (no device, a failed call, a sticky error).
+// what() names the call and the error only; the source location is kept apart in `location`
+// (printed with MHA_DEBUG=1), since users cannot act on a file name of this repository.
 struct CudaError : std::runtime_error {
-  CudaError(const std::string& what, cudaError_t code) : std::runtime_error(what), code(code) {}
+  CudaError(const std::string& what, cudaError_t code, std::string location = "")
+      : std::runtime_error(what), code(code), location(std::move(location)) {}
   cudaError_t code;
+  std::string location;  // "file:line" of the failed check, or empty
   // Errors after which the context is unusable: the process must end.
   bool is_sticky() const;
 };
@@ -35,7 +40,7 @@ struct CudaError : std::runtime_error {
 
 }  // namespace mha
 
-// Checks a CUDA runtime call; throws CudaError naming the call, file and line.
+// Checks a CUDA runtime call; throws CudaError naming the call (file and line in `location`).
 #define MHA_CUDA_CHECK(call)                                               \
   do {                                                                     \
     cudaError_t mha_err_ = (call);                                         \

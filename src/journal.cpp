@@ -43,6 +43,7 @@ Journal& Journal::operator=(Journal&& other) noexcept {
     rows_ = std::move(other.rows_);
     done_keys_ = std::move(other.done_keys_);
     crashed_keys_ = std::move(other.crashed_keys_);
+    retry_keys_ = std::move(other.retry_keys_);
   }
   return *this;
 }
@@ -92,8 +93,13 @@ Journal Journal::open_resume(const std::string& path) {
 
   Journal j;
   j.path_ = path;
-  // key -> the point recorded with its started event (empty kernel when only the key was given).
-  std::map<std::string, ResultRow> open_points;
+  // Points in flight: key -> the point recorded with its started event (empty kernel when only
+  // the key was given) and how many times it was started since its last row.
+  struct OpenPoint {
+    ResultRow point;
+    int starts = 0;
+  };
+  std::map<std::string, OpenPoint> open_points;
   size_t pos = 0;
   size_t valid_end = 0;  // byte offset just after the last whole, parsed line
   int line_no = 0;
@@ -142,9 +148,9 @@ Journal Journal::open_resume(const std::string& path) {
       if (!value.contains("key") || !value["key"].is_string()) {
         throw UsageError(where + ": key: missing");
       }
-      ResultRow point;
-      if (value.contains("point")) point = row_from_json(value["point"], where + ": point");
-      open_points[value["key"].get<std::string>()] = point;
+      OpenPoint& open = open_points[value["key"].get<std::string>()];
+      if (value.contains("point")) open.point = row_from_json(value["point"], where + ": point");
+      ++open.starts;
     } else if (event == "row") {
       if (!value.contains("row")) throw UsageError(where + ": row: missing");
       ResultRow row = row_from_json(value["row"], where + ": row");
@@ -166,9 +172,13 @@ Journal Journal::open_resume(const std::string& path) {
   if (!j.file_) {
     throw UsageError(fmt::format("{}: cannot reopen the journal: {}", path, std::strerror(errno)));
   }
-  for (const auto& [key, point] : open_points) {
+  for (const auto& [key, open] : open_points) {
+    if (open.starts < 2) {
+      j.retry_keys_.insert(key);
+      continue;
+    }
     j.crashed_keys_.insert(key);
-    if (!point.kernel.empty()) j.append_row(crashed_row(point));
+    if (!open.point.kernel.empty()) j.append_row(crashed_row(open.point));
   }
   return j;
 }

@@ -1,7 +1,8 @@
 // The crash-proof store of a sweep: an append-only JSON Lines file, each line flushed and fsynced
 // as written. Line 1 is the metadata; then "started" events (before a point is launched) and
-// rows. On resume, a point started but never finished (the process died on it) becomes a failed
-// row, so the sweep skips it instead of dying on it again.
+// rows. On resume, a point started once but never finished is retried (a preempted job, kill -9,
+// is not the point's fault); one started twice without a row (it died again) becomes a failed
+// row, so the sweep skips it instead of dying on it a third time.
 #pragma once
 
 #include <cstdio>
@@ -18,7 +19,8 @@ namespace mha {
 std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions);
 std::string point_key(const ResultRow& row);
 
-constexpr const char* kCrashedReason = "process ended while running this point (resumed)";
+constexpr const char* kCrashedReason =
+    "process ended twice while running this point (retried once on resume)";
 
 // `point` (kernel, traits, problem, partitions filled) as a failed row with kCrashedReason.
 ResultRow crashed_row(ResultRow point);
@@ -32,8 +34,10 @@ class Journal {
   // Creates (truncates) `path` and writes the metadata line. Throws UsageError if it cannot.
   static Journal open_new(const std::string& path, const RunMetadata& meta);
   // Reads `path`, drops a truncated last line (warning on stderr; the file is cut back to the
-  // last whole line so appends start clean), turns every started-but-unfinished point that was
-  // started with its ResultRow into a failed row (appended to the file), and reopens for append.
+  // last whole line so appends start clean), and reopens for append. A point started without a
+  // row after its last start is in flight: started once, it is left to run again (retry_keys());
+  // started twice or more, it crashed twice and, when started with its ResultRow, becomes a
+  // failed row (appended to the file).
   // Throws UsageError on a missing file, a bad metadata line or a malformed line before the last.
   static Journal open_resume(const std::string& path);
 
@@ -55,10 +59,13 @@ class Journal {
   // One row per key, in the order keys were first finished.
   const std::vector<ResultRow>& rows() const { return rows_; }
   const std::set<std::string>& done_keys() const { return done_keys_; }
-  // Keys found started but unfinished when resuming (whether or not a failed row was written for
-  // them). A sweep skips a point if its key is in done_keys(), and for a crashed key not in
-  // done_keys() appends crashed_row(point) and skips it.
+  // Keys found started twice (or more) and unfinished when resuming (whether or not a failed row
+  // was written for them). A sweep skips a point if its key is in done_keys(), and for a crashed
+  // key not in done_keys() appends crashed_row(point) and skips it.
   const std::set<std::string>& crashed_keys() const { return crashed_keys_; }
+  // Keys found started once and unfinished when resuming: the sweep runs them again, recording a
+  // second start first, so that dying on them again makes them crashed on the next resume.
+  const std::set<std::string>& retry_keys() const { return retry_keys_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -72,6 +79,7 @@ class Journal {
   std::vector<ResultRow> rows_;
   std::set<std::string> done_keys_;
   std::set<std::string> crashed_keys_;
+  std::set<std::string> retry_keys_;
 };
 
 }  // namespace mha

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "commands.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   mha::add_select_command(app);
   mha::add_compare_command(app);
   mha::add_merge_command(app);
+  mha::add_noise_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -43,6 +45,8 @@ int main(int argc, char** argv) {
     return mha::kExitUsage;
   } catch (const mha::CudaError& e) {
     std::fprintf(stderr, "mha-tune: CUDA error: %s\n", e.what());
+    if (std::getenv("MHA_DEBUG") && !e.location.empty())
+      std::fprintf(stderr, "mha-tune: (debug) raised at %s\n", e.location.c_str());
     return mha::kExitEnvironment;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mha-tune: error: %s\n", e.what());

@@ -64,11 +64,13 @@ void check_shard_fields(const std::vector<MergeInput>& inputs) {
   }
 }
 
-// Distinct entries of the comma-separated `devices` lists, in order of first appearance.
-std::string join_devices(const std::vector<const MergeInput*>& inputs) {
+// Distinct entries of one comma-separated metadata list (devices, gpu_uuids, ...), in order of
+// first appearance.
+std::string join_devices(const std::vector<const MergeInput*>& inputs,
+                         std::string RunMetadata::*field = &RunMetadata::devices) {
   std::vector<std::string> seen;
   for (const MergeInput* in : inputs) {
-    std::stringstream list(in->report.meta.devices);
+    std::stringstream list(in->report.meta.*field);
     for (std::string d; std::getline(list, d, ',');) {
       if (!d.empty() && std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
     }
@@ -169,6 +171,11 @@ MergeResult merge_reports(const std::vector<MergeInput>& inputs, bool allow_diff
   result.meta.shard_index = -1;
   result.meta.shard_count = 0;
   result.meta.devices = join_devices(ordered);
+  result.meta.gpu_uuids = join_devices(ordered, &RunMetadata::gpu_uuids);
+  result.meta.gpu_pci_bus_ids = join_devices(ordered, &RunMetadata::gpu_pci_bus_ids);
+  // Shards run side by side (an array job): the merged sweep took as long as the longest.
+  for (const MergeInput* in : ordered)
+    result.meta.wall_time_s = std::max(result.meta.wall_time_s, in->report.meta.wall_time_s);
   return result;
 }
 

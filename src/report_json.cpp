@@ -238,7 +238,11 @@ json to_json_value(const RunMetadata& m) {
               {"cold_cache", m.cold_cache},
               {"shard_index", m.shard_index},
               {"shard_count", m.shard_count},
-              {"devices", m.devices}};
+              {"devices", m.devices},
+              {"nvidia_driver_version", m.nvidia_driver_version},
+              {"gpu_uuids", m.gpu_uuids},
+              {"gpu_pci_bus_ids", m.gpu_pci_bus_ids},
+              {"wall_time_s", number(m.wall_time_s)}};
 }
 
 RunMetadata metadata_from_json(const json& j, const std::string& w) {
@@ -266,6 +270,11 @@ RunMetadata metadata_from_json(const json& j, const std::string& w) {
   if (j.contains("shard_count")) m.shard_count = get_int(j, w, "shard_count");
   if (j.contains("devices")) m.devices = get_string(j, w, "devices");
   if (j.contains("reduce_mode")) m.reduce_mode = get_string(j, w, "reduce_mode");
+  if (j.contains("nvidia_driver_version"))
+    m.nvidia_driver_version = get_string(j, w, "nvidia_driver_version");
+  if (j.contains("gpu_uuids")) m.gpu_uuids = get_string(j, w, "gpu_uuids");
+  if (j.contains("gpu_pci_bus_ids")) m.gpu_pci_bus_ids = get_string(j, w, "gpu_pci_bus_ids");
+  if (j.contains("wall_time_s")) m.wall_time_s = get_double(j, w, "wall_time_s");
   return m;
 }
 

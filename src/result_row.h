@@ -81,6 +81,14 @@ struct RunMetadata {
   int shard_index = -1;
   int shard_count = 0;
   std::string devices;         // GPUs that measured the rows, e.g. "node12:0,node12:1"
+  // Added later (optional when read). driver_version above is the CUDA version the driver
+  // supports (cudaDriverGetVersion); this is the driver release nvidia-smi shows, e.g. "580.159".
+  std::string nvidia_driver_version;
+  // One per entry of `devices`, comma-separated, as nvidia-smi prints them:
+  // "GPU-8f7c...", "00000000:3B:00.0".
+  std::string gpu_uuids;
+  std::string gpu_pci_bus_ids;
+  double wall_time_s = 0;      // the sweep's wall time (the last run's, when resumed)
 };
 
 }  // namespace mha

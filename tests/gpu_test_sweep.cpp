@@ -1,9 +1,12 @@
 // GPU tests of the sweep as a user runs it: a tiny sweep writes a report of passed, timed rows;
-// --devices on one GPU, and two --shard slices merged, give the same set of rows.
+// --devices on one GPU, and two --shard slices merged, give the same set of rows; a problem
+// larger than the free device memory is a not_supported row that says so, and the sweep goes on.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <tuple>
@@ -20,10 +23,18 @@ const std::string kSweep = std::string(MHA_TUNE_BINARY) +
                            " sweep --quiet --time-budget 0.02 --problem "
                            "\"batch=1,kv_heads=2,keys=300:1000,partitions=1:3\"";
 
-int run(const std::string& command) {
-  const int status = std::system((command + " > /dev/null 2>&1").c_str());
+int run(const std::string& command, const std::string& output = "/dev/null") {
+  const int status = std::system((command + " > " + output + " 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// 128 sequences of 512k keys: 275 GB of K/V, more than any GPU holds; nothing is allocated.
+const std::string kTooLarge = "\"batch=128,kv_heads=8,keys=524288,partitions=1\"";
 
 std::set<std::tuple<std::string, std::string, int>> keys(const Report& r) {
   std::set<std::tuple<std::string, std::string, int>> out;
@@ -49,6 +60,13 @@ TEST_F(Sweep, TinySweepWritesPassedTimedRows) {
   ASSERT_FALSE(r.rows.empty());
   EXPECT_TRUE(fs::exists(out("a") + ".csv"));
   EXPECT_GT(r.meta.peak_read_gbps, 0);
+  // What lets a person match the report to `nvidia-smi -L` and `nvidia-smi` on that machine.
+  EXPECT_EQ(r.meta.gpu_uuids.rfind("GPU-", 0), 0u) << r.meta.gpu_uuids;
+  EXPECT_EQ(r.meta.gpu_uuids.size(), 40u) << r.meta.gpu_uuids;
+  EXPECT_EQ(r.meta.gpu_pci_bus_ids.size(), 16u) << r.meta.gpu_pci_bus_ids;  // 00000000:3B:00.0
+  EXPECT_NE(r.meta.nvidia_driver_version.find('.'), std::string::npos);     // e.g. 580.159
+  EXPECT_NE(r.meta.nvidia_driver_version, r.meta.driver_version);
+  EXPECT_GT(r.meta.wall_time_s, 0);
   for (const auto& row : r.rows) {
     EXPECT_EQ(row.status, Status::kPassed) << row.kernel << " " << row.problem.name << ": " << row.reason;
     EXPECT_GT(row.time.median_us, 0);
@@ -71,6 +89,39 @@ TEST_F(Sweep, DevicesAndShardsGiveTheSameRows) {
   const auto s0 = keys(read_report_json(out("s0") + ".json"));
   EXPECT_FALSE(s0.empty());
   EXPECT_LT(s0.size(), expected.size());
+}
+
+TEST_F(Sweep, ProblemLargerThanFreeMemoryIsNotSupportedAndTheSweepGoesOn) {
+  const std::string command =
+      std::string(MHA_TUNE_BINARY) + " sweep --quiet --time-budget 0.02 --partitions 1 --problem " +
+      kTooLarge + " --problem \"batch=1,kv_heads=2,keys=300\" --out " + out("oom");
+  ASSERT_EQ(run(command, out("oom.log")), 0) << read_file(out("oom.log"));
+  const Report r = read_report_json(out("oom") + ".json");
+  int too_large = 0, passed = 0;
+  for (const auto& row : r.rows) {
+    if (row.problem.batch == 128) {
+      ++too_large;
+      EXPECT_EQ(row.status, Status::kNotSupported) << row.reason;
+      EXPECT_NE(row.reason.find("needs"), std::string::npos) << row.reason;
+      EXPECT_NE(row.reason.find("free"), std::string::npos) << row.reason;
+      EXPECT_EQ(row.reason.find(".cu"), std::string::npos) << row.reason;
+    } else {
+      passed += row.status == Status::kPassed;
+    }
+  }
+  EXPECT_GT(too_large, 0);
+  EXPECT_GT(passed, 0);  // the sweep went on to the problem that fits
+}
+
+TEST_F(Sweep, VerifyReportsAProblemLargerThanFreeMemory) {
+  const int rc =
+      run(std::string(MHA_TUNE_BINARY) + " verify --quiet --problem " + kTooLarge, out("v.log"));
+  const std::string log = read_file(out("v.log"));
+  EXPECT_EQ(rc, 0) << log;  // not supported here is not a verification failure
+  EXPECT_NE(log.find("not_supported"), std::string::npos) << log;
+  EXPECT_NE(log.find("GiB free"), std::string::npos) << log;
+  EXPECT_EQ(log.find(".cu:"), std::string::npos) << log;
+  EXPECT_EQ(log.find(".cpp:"), std::string::npos) << log;
 }
 
 }  // namespace

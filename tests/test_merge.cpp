@@ -65,6 +65,9 @@ std::vector<std::string> write_shards(const std::vector<ResultRow>& rows, const 
     m.shard_index = s;
     m.shard_count = 3;
     m.devices = "node" + std::to_string(s) + ":0";
+    m.gpu_uuids = "GPU-" + std::to_string(s);
+    m.gpu_pci_bus_ids = "00000000:3" + std::to_string(s) + ":00.0";
+    m.wall_time_s = 10.0 + s;
     std::vector<ResultRow> mine;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (in_shard(shard, i, s)) mine.push_back(rows[i]);
@@ -92,6 +95,10 @@ TEST(Merge, ShardsRoundTrip) {
   EXPECT_EQ(merged.meta.shard_index, -1);
   EXPECT_EQ(merged.meta.shard_count, 0);
   EXPECT_EQ(merged.meta.devices, "node0:0,node1:0,node2:0");
+  // Every shard's GPUs, as devices; the wall time of the longest shard (they run side by side).
+  EXPECT_EQ(merged.meta.gpu_uuids, "GPU-0,GPU-1,GPU-2");
+  EXPECT_EQ(merged.meta.gpu_pci_bus_ids, "00000000:30:00.0,00000000:31:00.0,00000000:32:00.0");
+  EXPECT_DOUBLE_EQ(merged.meta.wall_time_s, 12.0);
   EXPECT_EQ(merged.meta.gpu_name, "NVIDIA H200");
   EXPECT_TRUE(std::filesystem::exists(out + ".csv"));
 }

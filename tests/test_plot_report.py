@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Tests of scripts/plot_report.py on a small synthetic report: PNGs written (with and without
-defaults), exit 2 on a missing or malformed report. Skipped when matplotlib is not importable."""
+defaults), exit 2 on a missing, malformed, empty or swapped input, exit 3 without matplotlib,
+page sizes kept apart. The PNG tests are skipped when matplotlib is not importable; the others
+run everywhere (a stand-in package that fails to import simulates a missing matplotlib)."""
 
 import importlib.util
 import json
@@ -22,12 +24,14 @@ except ImportError:
 TILE = dict(bm=16, bn=64, bk=32, wm=16, wn=16, threads=128, stages=4, warp_split_k=False)
 
 
-def row(batch, keys, stages, wsk, partitions, us, status="passed"):
+def row(batch, keys, stages, wsk, partitions, us, status="passed", page_size=0):
     tile = dict(TILE, stages=stages, warp_split_k=wsk)
     name = (f"decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s{stages}"
             + ("_wsk" if wsk else ""))
-    problem = dict(name=f"b{batch}_h32_kv8_d128_n{keys}_bf16_contig_null", batch=batch, heads=32,
-                   kv_heads=8, depth=128, dtype="bf16", out_dtype="bf16", kv="contig", page_size=0,
+    kv = "paged" if page_size else "contig"
+    problem = dict(name=f"b{batch}_h32_kv8_d128_n{keys}_bf16_{kv}{page_size or ''}_null", batch=batch,
+                   heads=32, kv_heads=8, depth=128, dtype="bf16", out_dtype="bf16", kv=kv,
+                   page_size=page_size,
                    mask="null", window=0, chunk=0, has_sink=False, keys=keys, lengths="")
     traits = dict(tile, dtype="bf16", out_dtype="bf16", depth=128, group=4, kv="contig",
                   mask="null", has_sink=False, smem_bytes=1000)
@@ -77,6 +81,81 @@ class PureTest(unittest.TestCase):  # no matplotlib needed
         self.assertEqual((r["partitions"], r["traits"]["stages"], r["traits"]["warp_split_k"]), (4, 2, False))
         best = pr.best_rows(rows)
         self.assertEqual(best["b1_h32_kv8_d128_n32768_bf16_contig_null"]["status"], "passed")
+
+    def test_page_sizes_are_separate_lines(self):
+        pr = load_module()
+        rows = [row(1, keys, 2, False, 1, 10 + keys / 1e3 + page / 10, page_size=page)
+                for page in (16, 64) for keys in (512, 4096)]
+        self.assertNotEqual(pr.shape_key(rows[0]["problem"]), pr.shape_key(rows[2]["problem"]))
+        lines = pr.bandwidth_series(pr.best_rows(rows).values())
+        self.assertEqual(len(lines), 2, list(lines))  # one line per page size, not one zig-zag
+        for key, pts in lines.items():
+            self.assertEqual([k for k, _ in pts], [512, 4096])
+        keys = list(lines)
+        varying = [len({k[i] for k in keys}) > 1 for i in range(3, 9)]
+        labels = sorted(pr.shape_label(k, varying) for k in keys)
+        self.assertEqual(labels, ["b1 h32/kv8 page 16", "b1 h32/kv8 page 64"])
+        # Contiguous problems carry page_size 0 and stay one line.
+        contig = pr.bandwidth_series(pr.best_rows(synthetic_report()["rows"]).values())
+        self.assertEqual(len(contig), 2)  # batch 1 and batch 8
+
+
+def run_with_env(args, env=None):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, env=env)
+
+
+class InputErrorTest(unittest.TestCase):  # no matplotlib needed: these exit before plotting
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.dir = self.tmp.name
+        self.report = self.write("sweep_x.json", synthetic_report())
+        self.defaults = self.write("defaults.json", {"schema_version": 1, "buckets": [
+            dict(dtype="bf16", depth=128, group=4, kv="contig", mask="null", work_units=8,
+                 min_keys=256, max_keys=65535, tile=dict(TILE, stages=2), partitions=4)]})
+
+    def write(self, name, value):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            json.dump(value, f)
+        return path
+
+    def assert_usage_error(self, r, text):
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(text, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual([f for f in os.listdir(self.dir) if f.endswith(".png")], [])
+
+    def test_swapped_arguments(self):
+        self.assert_usage_error(run(self.defaults, "--defaults", self.report), "defaults file")
+        self.assert_usage_error(run(self.report, "--defaults", self.report), "arguments swapped")
+
+    def test_empty_reports(self):
+        empty = synthetic_report()
+        empty["rows"] = []
+        self.assert_usage_error(run(self.write("empty.json", empty)), "rows: empty")
+        failed = synthetic_report()
+        for r in failed["rows"]:
+            r["status"] = "failed"
+        self.assert_usage_error(run(self.write("failed.json", failed)), "none passed")
+
+    def test_problem_without_passed_rows(self):
+        rep = synthetic_report()
+        rep["rows"].append(row(2, 512, 2, False, 1, 5.0, status="not_supported"))
+        path = self.write("some.json", rep)
+        self.assert_usage_error(run(path, "--problem", rep["rows"][-1]["problem"]["name"]),
+                                "no passed row")
+
+    def test_missing_matplotlib_exits_3(self):
+        fake = os.path.join(self.dir, "fake_site")
+        os.makedirs(os.path.join(fake, "matplotlib"))
+        with open(os.path.join(fake, "matplotlib", "__init__.py"), "w") as f:
+            f.write("raise ImportError('simulated: no matplotlib', name='matplotlib')\n")
+        env = dict(os.environ, PYTHONPATH=fake + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        r = run_with_env([self.report, "--out-dir", self.dir], env)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("python3-matplotlib", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
 
 
 def run(*args):

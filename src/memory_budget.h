@@ -1,0 +1,36 @@
+// How many device bytes a problem needs before its data is allocated, and the sentence that says
+// it does not fit: a problem larger than the free memory is reported per problem
+// (not_supported), not as a raw out-of-memory error from deep inside an allocation.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "problem.h"
+
+namespace mha {
+
+struct MemoryNeed {
+  int copies = 1;
+  double inputs_bytes = 0;     // every rotated copy of q, K, V as laid out, with their staging
+  double outputs_bytes = 0;    // output, split-K partials and counters of the largest partitions
+  double reference_bytes = 0;  // the fp32 GPU reference's output and scores (0: CPU reference)
+  double reserve_bytes = 0;    // CUDA graphs, events and allocation rounding
+  double total() const { return inputs_bytes + outputs_bytes + reference_bytes + reserve_bytes; }
+};
+
+// Peak device bytes of one problem: `copies` input copies (ProblemData), the StepBuffers of its
+// largest partition count, and the GPU reference when the problem is too large for the CPU one.
+MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_reduce = false);
+
+// The sentence saying that `problem` does not fit into `free_bytes` on GPU `device`, naming what
+// it needs and what is free; nullopt when it fits. Pure: callers pass cudaMemGetInfo's free bytes.
+std::optional<std::string> memory_shortfall(const Problem& problem, const MemoryNeed& need,
+                                            size_t free_bytes, int device);
+
+// Free bytes on the current device (cudaMemGetInfo). Throws CudaError.
+size_t free_device_bytes();
+
+}  // namespace mha

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Tests of scripts/check_dump.py: exit 2 with a message (no traceback) on bad usage or input,
+3 without numpy, and, where numpy is installed, 0 on a correct dump and 1 on a wrong output.
+The numpy-free cases run everywhere (a stand-in package that fails to import simulates a
+missing numpy); the recomputation cases are skipped without numpy."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO, "scripts", "check_dump.py")
+
+try:
+    import numpy as np
+    HAVE_NUMPY = True
+except ImportError:
+    HAVE_NUMPY = False
+
+
+def run(*args, env=None):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, env=env)
+
+
+def manifest(outputs=None):
+    return {"problem": "b2_h4_kv2_d8_n5", "shape": {"batch": 2, "heads": 4, "kv_heads": 2,
+            "depth": 8, "max_len": 5, "group": 2}, "dtype": "bf16", "out_dtype": "bf16",
+            "scale": 0.35, "mask": {"kind": "null", "window": 0, "chunk": 0}, "sink": False,
+            "seed": 1, "outputs": outputs if outputs is not None else
+            {"out_k_p2.npy": {"kernel": "decode_k", "partitions": 2, "status": "passed"}}}
+
+
+class UsageTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.dir = self.tmp.name
+
+    def assert_exit(self, r, code, text):
+        self.assertEqual(r.returncode, code, r.stdout + r.stderr)
+        self.assertIn(text, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+
+    def test_bad_usage_and_missing_inputs_exit_2(self):
+        self.assert_exit(run(), 2, "usage")
+        self.assert_exit(run(os.path.join(self.dir, "nope")), 2, "no such directory")
+        afile = os.path.join(self.dir, "manifest.json")
+        with open(afile, "w") as f:
+            json.dump(manifest(), f)
+        self.assert_exit(run(afile), 2, "not a directory")
+        empty = os.path.join(self.dir, "empty")
+        os.makedirs(empty)
+        self.assert_exit(run(empty), 2, "no */manifest.json")
+
+    def test_missing_numpy_exits_3(self):
+        os.makedirs(os.path.join(self.dir, "dump", "p0"))
+        with open(os.path.join(self.dir, "dump", "p0", "manifest.json"), "w") as f:
+            json.dump(manifest(), f)
+        fake = os.path.join(self.dir, "fake_site", "numpy")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "__init__.py"), "w") as f:
+            f.write("raise ImportError('simulated: no numpy', name='numpy')\n")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(fake))
+        self.assert_exit(run(os.path.join(self.dir, "dump"), env=env), 3, "python3-numpy")
+
+
+@unittest.skipUnless(HAVE_NUMPY, "numpy is not importable: check_dump.py recomputation tests "
+                                 "skipped (apt-get install python3-numpy to run them)")
+class RecomputeTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.dump = os.path.join(self.tmp.name, "dump")
+        self.problem = os.path.join(self.dump, "p0")
+        os.makedirs(self.problem)
+        rng = np.random.default_rng(1)
+        np.save(os.path.join(self.problem, "q.npy"), rng.standard_normal((2, 4, 8)).astype(np.float32))
+        np.save(os.path.join(self.problem, "k.npy"), rng.standard_normal((2, 5, 2, 8)).astype(np.float32))
+        np.save(os.path.join(self.problem, "v.npy"), rng.standard_normal((2, 5, 2, 8)).astype(np.float32))
+        np.save(os.path.join(self.problem, "lengths.npy"), np.array([5, 3], dtype=np.int32))
+        self.write_manifest(manifest())
+        spec = importlib.util.spec_from_file_location("check_dump", SCRIPT)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        import pathlib
+        expected = mod.attention(np, pathlib.Path(self.problem), manifest(), "manifest.json")
+        np.save(os.path.join(self.problem, "reference.npy"), expected.astype(np.float32))
+        self.expected = expected
+
+    def write_manifest(self, m):
+        with open(os.path.join(self.problem, "manifest.json"), "w") as f:
+            json.dump(m, f)
+
+    def test_correct_output_passes_and_wrong_one_fails(self):
+        out = os.path.join(self.problem, "out_k_p2.npy")
+        np.save(out, (self.expected * (1 + 1e-3)).astype(np.float32))
+        r = run(self.dump)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("1 output(s)", r.stdout)
+        np.save(out, (self.expected + 0.5).astype(np.float32))
+        r = run(self.dump)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("decode_k p2", r.stdout)
+
+    def test_malformed_dumps_exit_2(self):
+        np.save(os.path.join(self.problem, "out_k_p2.npy"), self.expected.astype(np.float32))
+        m = manifest()
+        del m["scale"]
+        self.write_manifest(m)
+        r = run(self.dump)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("scale: missing", r.stderr)
+        self.write_manifest(manifest(outputs={}))
+        r = run(self.dump)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("nothing was checked", r.stderr)
+        self.write_manifest(manifest())
+        os.remove(os.path.join(self.problem, "k.npy"))
+        r = run(self.dump)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("k.npy", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
