@@ -66,6 +66,7 @@ DEPTHS = (64, 128, 256)
 KVS = ("contig", "paged")
 MASKS = ("null", "causal", "window", "chunked")
 TILE_AXES = ("bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
+MAX_BLOCK_POINTS = 100000  # per block and per config; default.json has a few hundred
 
 CPP_TYPE = {"bf16": "__nv_bfloat16", "fp16": "__half", "fp32": "float"}
 CPP_KV = {"contig": "ContiguousKv", "paged": "PagedKv"}
@@ -165,6 +166,12 @@ def _parse_tiles(tiles, path):
                                      "(axes bm, bn, bk, wm, wn, threads, stages, warp_split_k)")
         _check_keys(block, TILE_AXES, bpath)
         axes = [_check_axis(_require(block, a, bpath), a, f"{bpath}.{a}") for a in TILE_AXES]
+        size = 1
+        for a in axes:
+            size *= len(a)
+        if size > MAX_BLOCK_POINTS:  # a typo'd axis would otherwise hang the configure step
+            raise ConfigError(bpath, f"{size} tile points in one block (at most "
+                                     f"{MAX_BLOCK_POINTS}); split the space or shorten an axis")
         for combo in itertools.product(*axes):
             points.append(dict(zip(TILE_AXES, combo)))
     return points
@@ -185,8 +192,11 @@ def load_config(path):
             d[k] = v
         return d
 
+    def no_constant(name):  # Python's json reads NaN and Infinity; JSON (and mha-tune) does not
+        raise ValueError(f"{name} is not JSON")
+
     with open(path, encoding="utf-8") as f:
-        cfg = json.load(f, object_pairs_hook=no_duplicates)
+        cfg = json.load(f, object_pairs_hook=no_duplicates, parse_constant=no_constant)
     return load_config_obj(cfg)
 
 
@@ -250,6 +260,10 @@ def load_config_obj(cfg):
         else:
             raise ConfigError(f"{fp}.tiles", "missing (and no top-level \"tiles\" to inherit)")
         parsed.append(f)
+        total = sum(len(x["tiles"]) for x in parsed)
+        if total > MAX_BLOCK_POINTS:
+            raise ConfigError(fp, f"{total} tile points over the families so far (at most "
+                                  f"{MAX_BLOCK_POINTS})")
     return cfg, smem_limit, parsed
 
 
@@ -530,6 +544,9 @@ def main(argv=None):
         return 2
     except (OSError, ValueError) as e:  # unreadable, not JSON, duplicate key
         print(f"gen_dispatch.py: {args.config}: (file): {e}", file=sys.stderr)
+        return 2
+    except RecursionError:  # json's decoder recurses once per nesting level
+        print(f"gen_dispatch.py: {args.config}: (file): nested too deeply", file=sys.stderr)
         return 2
 
     include, exclude = parse_filter(args.filter)
