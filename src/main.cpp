@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   mha::add_select_command(app);
   mha::add_compare_command(app);
   mha::add_merge_command(app);
+  mha::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
