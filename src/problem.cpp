@@ -218,8 +218,16 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
     ProblemSpec spec;
     spec.origin = fmt::format("{}: problems[{}]", origin, i);
     if (!item.is_object()) throw UsageError(fmt::format("{}: expected an object", spec.origin));
-    for (auto it = item.begin(); it != item.end(); ++it)
+    for (auto it = item.begin(); it != item.end(); ++it) {
+      if (it.key() == "name" && !it.value().is_string())  // [0] would become the name "0"
+        throw UsageError(fmt::format("{}: key 'name': expected a string", spec.origin));
+      const bool is_list_key =
+          it.key() == "keys" || it.key() == "lengths" || it.key() == "partitions";
+      if (it.value().is_array() && !is_list_key)  // "q_std": [0] would read as 0
+        throw UsageError(
+            fmt::format("{}: key '{}': expected one value, not a list", spec.origin, it.key()));
       set_field(spec, it.key(), json_scalar_text(spec.origin, it.key(), it.value()));
+    }
     specs.push_back(spec);
   }
   return specs;

@@ -36,7 +36,7 @@ HOSTILE_NUMBERS = ["", "-1", "0", "nan", "NaN", "inf", "-inf", "1e999", "1e-999"
 HOSTILE_LISTS = ["512:", ":512", "512::1024", "[512", "512]", "[]", "[:]", "1:8:x1", "1:8:x0",
                  "1:8:+0", "8:1:x2", "1:2000000000:+1", "x4", "pow2", "512:pow2", "3:3:pow2",
                  "1:3:pow3", "1:8:x-2", "0:8:x2", "-4:8:+2", "1:8:x99999999999999999999",
-                 "auto:x2", "16777217", "1:16777217:x2", "[1:8:x2]]", "1,2"]
+                 "auto:x2", "16777217", "16777216:16777217:+1", "[1:8:x2]]", "1,2"]
 GARBAGE = [b"", b" ", b"\n\n", b"\x00\x01\x02\xff\xfe", b"\xef\xbb\xbf", b"null", b"true",
            b"42", b"\"text\"", b"[]", b"{}", b"{", b"}", b"[{]", b"{\"a\":}", b"{'a': 1}",
            b"\xc3\x28", b"{\"\\ud800\": 1}"]
@@ -95,6 +95,8 @@ class FuzzInputs(unittest.TestCase):
         for key in ["batch", "heads", "kv_heads", "keys", "partitions", "depth", "page_size",
                     "window", "chunk", "q_std", "scale", "sink", "mask", "dtype", "lengths"]:
             for value in rng.sample(HOSTILE_NUMBERS, 3):
+                if key == "sink" and value == "0":
+                    continue  # sink takes true, false, 1 or 0
                 if key in ("q_std", "scale", "page_size", "window", "chunk") and \
                         value in ("0", "1.5", "1e-999", "2147483648", "99999999999999999999",
                                   "18446744073709551616"):
@@ -195,8 +197,10 @@ class FuzzInputs(unittest.TestCase):
                           [{"a": 1}], {"a": 1}, "1:8:x1", "512:pow3", 10**30, "nan", [0], [-8]]
         for field in fields:
             for value in rng.sample(hostile_values, 4):
-                if field == "name" and isinstance(value, (str, int, bool, float)):
-                    continue  # any scalar is a usable name
+                if field == "name" and isinstance(value, str):
+                    continue  # any string is a usable name
+                if field in ("page_size", "window") and value == 0:
+                    continue  # 0 means "unused"
                 if field in ("q_std", "scale") and value in (0, 1.5, 2**31, 2**63, 2**64 + 1, 10**30):
                     continue  # a finite non-negative float is valid there
                 if field == "sink" and value in (True, 0):
@@ -318,7 +322,9 @@ class FuzzInputs(unittest.TestCase):
             docs.append((f"rows[0] without {'.'.join(path)}", json.dumps(doc).encode()))
         for key in meta_keys:
             doc = copy.deepcopy(rep)
-            doc["metadata"][key] = rng.choice([None, [], {"a": 1}, 2**64 + 1] +
+            # Huge integers are errors where an int is read; a double field takes them.
+            doc["metadata"][key] = rng.choice([None, [], {"a": 1}] +
+                                              ([] if key == "peak_read_gbps" else [2**64 + 1]) +
                                               ([] if key in ("gpu_name", "timestamp") else ["x"]))
             docs.append((f"metadata.{key}={json.dumps(doc['metadata'][key])}", json.dumps(doc).encode()))
         for i in range(5):

@@ -66,7 +66,7 @@ TEST(ListSyntax, SpecsAndPartitionsUseIt) {
   EXPECT_EQ(old.partitions, (std::vector<int>{1, 8}));
   EXPECT_TRUE(old.partitions_auto);
   EXPECT_NE(error_of("keys=512:1:x2").find("'keys'"), std::string::npos);
-  EXPECT_NE(error_of("keys=1:16777217:x2").find("'keys'"), std::string::npos);  // past the limit
+  EXPECT_NE(error_of("keys=16777216:16777217:+1").find("'keys'"), std::string::npos);  // limit
   EXPECT_NE(error_of("partitions=1:2048:x2").find("'partitions'"), std::string::npos);
   EXPECT_NE(error_of("keys=512,keys=1024").find("twice"), std::string::npos);
   EXPECT_NE(error_of("keys=512,q_std=-1").find("'q_std'"), std::string::npos);
