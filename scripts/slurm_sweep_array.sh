@@ -16,6 +16,14 @@
 # every shard 0..N-1 is present and that all come from the same sweep (config hash and command
 # line without --shard/--out).
 #
+# Arguments of the submitting call go to the array's sbatch (e.g. --array=0-3 --partition=h200);
+# they override the #SBATCH lines below. The environment may override what the tasks run:
+#   MHA_TUNE_BINARY (build/mha-tune), MHA_SWEEP_CONFIG (configs/default.json),
+#   MHA_SHARD_DIR (results/shards), MHA_SWEEP_ARGS (extra sweep arguments, e.g. "--dry-run
+#   --json": each task then prints its shard's plan into its log and no merge is submitted).
+# Shard K of N is the task's index within the array (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN)
+# of SLURM_ARRAY_TASK_COUNT tasks, so --array=1-8 works as well as 0-7.
+#
 # Kubernetes: an Indexed Job (completionMode: Indexed, completions: 8, parallelism: 8, one GPU
 # per pod) sets JOB_COMPLETION_INDEX in each pod; run
 #   mha-tune sweep --config configs/default.json --shard ${JOB_COMPLETION_INDEX}/8 \
@@ -30,23 +38,34 @@
 #SBATCH --output=results/shards/slurm_%A_%a.log
 set -euo pipefail
 
+binary=${MHA_TUNE_BINARY:-build/mha-tune}
+config=${MHA_SWEEP_CONFIG:-configs/default.json}
+shard_dir=${MHA_SHARD_DIR:-results/shards}
+read -r -a extra <<< "${MHA_SWEEP_ARGS:-}"
+
 if [[ -z "${SLURM_ARRAY_TASK_ID:-}" ]]; then
   # Not inside Slurm: submit the array and the merge that waits for all of it to succeed.
-  mkdir -p results/shards  # sbatch opens the --output logs there before the job starts
-  jobid=$(sbatch --parsable "$0")
+  mkdir -p results/shards "${shard_dir}"  # sbatch opens the --output logs before the job starts
+  jobid=$(sbatch --parsable "$@" "$0")
+  jobid=${jobid%%;*}  # "id;cluster" on federated setups
+  if [[ " ${extra[*]-} " == *" --dry-run "* ]]; then
+    echo "submitted dry-run array ${jobid}: each task's plan is in its log"
+    exit 0
+  fi
   sbatch --dependency=afterok:"${jobid}" --job-name=mha-merge \
-         --output=results/shards/slurm_merge_%j.log \
-         --wrap "build/mha-tune merge results/shards/shard_*.json --out results/merged"
+         --output="${shard_dir}/slurm_merge_%j.log" \
+         --wrap "${binary} merge ${shard_dir}/shard_*.json --out results/merged"
   echo "submitted sweep array ${jobid} and its merge (results/merged.json)"
   exit 0
 fi
 
 # Slurm exposes the one allocated GPU as device 0 (CUDA_VISIBLE_DEVICES), so --device stays 0.
-mkdir -p results/shards
+shard=$((SLURM_ARRAY_TASK_ID - ${SLURM_ARRAY_TASK_MIN:-0}))
+mkdir -p "${shard_dir}"
 resume=()
-if [[ -f "results/shards/shard_${SLURM_ARRAY_TASK_ID}.journal.jsonl" ]]; then
+if [[ -f "${shard_dir}/shard_${shard}.journal.jsonl" ]]; then
   resume=(--resume)  # a requeued or rerun task continues where it stopped
 fi
-exec build/mha-tune sweep --config configs/default.json \
-    --shard "${SLURM_ARRAY_TASK_ID}/${SLURM_ARRAY_TASK_COUNT}" \
-    --out "results/shards/shard_${SLURM_ARRAY_TASK_ID}" ${resume[@]+"${resume[@]}"}
+exec "${binary}" sweep --config "${config}" \
+    --shard "${shard}/${SLURM_ARRAY_TASK_COUNT}" \
+    --out "${shard_dir}/shard_${shard}" ${resume[@]+"${resume[@]}"} ${extra[@]+"${extra[@]}"}

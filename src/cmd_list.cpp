@@ -16,7 +16,7 @@ void add_list_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("list", "List the compiled kernels (no GPU needed)");
-  cmd->add_option("--filter", opt->filters, "Glob over kernel names (repeatable)");
+  cmd->add_option("--filter", opt->filters, kFilterHelp);
   cmd->add_flag("--json", opt->json, "Print JSON instead of a table");
   cmd->callback([opt] {
     const auto kernels = select_kernels(opt->filters);

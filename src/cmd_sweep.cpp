@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -39,6 +40,7 @@
 #include "select.h"
 #include "sharding.h"
 #include "step_timer.h"
+#include "sweep_plan.h"
 
 namespace mha {
 namespace {
@@ -55,7 +57,7 @@ struct SweepOptions {
   std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "separate";
   std::string devices, shard, rule_file;
   std::vector<std::string> filters, problem_specs;
-  bool resume = false, quiet = false, warm = false, dry_run = false;
+  bool resume = false, quiet = false, warm = false, dry_run = false, json = false;
   int device = 0;
   uint64_t seed = 1;
   double time_budget_s = 0.25, target_error = 0.005;
@@ -329,20 +331,20 @@ int run_sweep(const SweepOptions& o) {
   SweepContext ctx(o, reduce_mode_from_name(o.reduce));
   if (o.timing != "graph" && o.timing != "stream")
     throw UsageError(fmt::format("--timing: '{}' is not one of graph, stream", o.timing));
+  if (!std::isfinite(o.time_budget_s) || o.time_budget_s <= 0 || !std::isfinite(o.target_error) ||
+      o.target_error <= 0)
+    throw UsageError(
+        fmt::format("--time-budget {} / --target-error {}: both must be positive numbers",
+                    o.time_budget_s, o.target_error));
   const std::optional<ShardSpec> shard = o.shard.empty() ? std::nullopt : std::optional(parse_shard(o.shard));
 
   if (o.dry_run) {  // the plan only: no GPU needed; "auto" resolved for an H200's 132 SMs
-    const auto work = plan_work(specs, kernels, o, 132);
-    size_t points = 0;
-    for (const auto& w : work) {
-      points += w.kernels.size() * w.problem.partitions.size();
-      std::string parts;
-      for (int p : w.problem.partitions) parts += fmt::format("{}{}", parts.empty() ? "" : ",", p);
-      fmt::print("{:<44} {:>3} kernel(s) x partitions {}\n", w.problem.shape.name, w.kernels.size(), parts);
-    }
-    fmt::print("{} problem(s), {} point(s)\n", work.size(), points);
-    return kExitOk;
+    std::vector<PlannedProblem> plan;
+    for (auto& w : plan_work(specs, kernels, o, 132)) plan.push_back({w.problem, w.kernels});
+    return print_sweep_plan(plan,
+                            {o.json, shard, o.time_budget_s, o.timing == "graph", o.warm, 132});
   }
+  if (o.json) throw UsageError("sweep --json: prints the plan of --dry-run; give --dry-run too");
   const std::vector<int> devices = parse_devices(o.devices, o.device);
   require_device(devices.front());
   const DeviceProps props = device_props(devices.front());
@@ -482,7 +484,7 @@ void add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "Verify and time every selected kernel over a problem suite");
   cmd->add_option("--config", o->config, "Config file whose \"suite\" to sweep (and whose hash to record)");
-  cmd->add_option("--filter", o->filters, "Glob over kernel names (repeatable)");
+  cmd->add_option("--filter", o->filters, kFilterHelp);
   cmd->add_option("--problem", o->problem_specs, "Inline problem (repeatable), e.g. \"batch=8,keys=512:8192\"");
   cmd->add_option("--problems", o->problems_file, "JSON problem file");
   cmd->add_option("--partitions", o->partitions, "Override partitions: a list \"1:4:16\" or auto");
@@ -497,9 +499,12 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--devices", o->devices, "Several GPUs of this host: all, or a list such as 0,1,3");
   cmd->add_option("--shard", o->shard, "K/N: run the K-th of N deterministic slices (merge them with `merge`)");
-  cmd->add_option("--seed", o->seed, "Seed of the synthetic inputs");
+  cmd->add_option("--seed", o->seed, "Seed of the synthetic inputs")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
-  cmd->add_flag("--dry-run", o->dry_run, "Print the planned points and exit (no GPU needed)");
+  cmd->add_flag("--dry-run", o->dry_run,
+                "Print the plan (problems x kernels x partitions, this shard's points) and an "
+                "estimated duration, then exit (no GPU needed)");
+  cmd->add_flag("--json", o->json, "With --dry-run: print the plan as JSON");
   cmd->callback([o] {
     o->command_line = invocation_text();
     set_command_exit(run_sweep(*o));

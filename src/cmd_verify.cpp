@@ -2,6 +2,7 @@
 // a pass/fail table with the error of each point, and exits 1 if any point fails.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,6 +19,7 @@
 #include "problem.h"
 #include "problem_coverage.h"
 #include "reference.h"
+#include "select.h"
 
 namespace mha {
 namespace {
@@ -74,19 +76,43 @@ int run_verify(const VerifyOptions& o) {
   const std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   const std::string suite = o.suite.empty() && specs.empty() ? "basic" : o.suite;
   check_problem_coverage(specs, kernels, !suite.empty());  // before the device: a usage error
+  // Every problem is built before the device is touched, so that bad input exits 2 (not 3 for
+  // "no CUDA device") and a problem set that gives no point is refused instead of passing.
+  std::map<std::string, std::vector<Problem>> problems_of;
+  size_t planned = 0;
+  for (const KernelEntry* k : kernels) {
+    std::vector<Problem>& problems = problems_of[k->name];
+    if (!suite.empty()) problems = builtin_suite(suite, k->traits);
+    for (const auto& spec : specs) {
+      std::string why;
+      for (auto& p : instantiate(spec, k->traits, &why)) problems.push_back(p);
+    }
+    for (const Problem& p : problems) planned += p.partitions.size() + (p.partitions_auto ? 1 : 0);
+  }
+  if (planned == 0)
+    throw UsageError(
+        fmt::format("verify: no selected kernel ({}) computes any problem given; "
+                    "nothing would be verified",
+                    kernels.size()));
   require_device(o.device);
+  // "auto" is the partition rule's pick on this GPU (it was silently dropped before).
+  const int sm_count = device_props(o.device).sm_count;
+  for (auto& [name, problems] : problems_of)
+    for (Problem& p : problems)
+      if (p.partitions_auto) {
+        p.partitions.push_back(auto_partitions(default_partition_rule(), sm_count,
+                                               p.shape.batch * p.shape.kv_heads, p.shape.keys));
+        std::sort(p.partitions.begin(), p.partitions.end());
+        p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()),
+                           p.partitions.end());
+      }
 
   fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {}\n", "kernel", "problem", "P", "rel_l2", "max_abs", "status");
   struct Tally { int passed = 0, total = 0; double worst = 0; };
   std::map<std::string, Tally> per_kernel;
   int failures = 0, points = 0;
   for (const KernelEntry* k : kernels) {
-    std::vector<Problem> problems;
-    if (!suite.empty()) problems = builtin_suite(suite, k->traits);
-    for (const auto& spec : specs) {
-      std::string why;
-      for (auto& p : instantiate(spec, k->traits, &why)) problems.push_back(p);
-    }
+    std::vector<Problem>& problems = problems_of[k->name];
     Tally& tally = per_kernel[k->name];
     for (Problem& problem : problems) {
       problem.seed = o.seed;
@@ -135,13 +161,13 @@ int run_verify(const VerifyOptions& o) {
 void add_verify_command(CLI::App& app) {
   auto o = std::make_shared<VerifyOptions>();
   auto* cmd = app.add_subcommand("verify", "Check every selected kernel against the reference");
-  cmd->add_option("--filter", o->filters, "Glob over kernel names (repeatable)");
+  cmd->add_option("--filter", o->filters, kFilterHelp);
   cmd->add_option("--problem", o->problem_specs,
                   "Inline problem, e.g. \"batch=1,heads=32,kv_heads=8,keys=4097,partitions=1:8\"");
   cmd->add_option("--problems", o->problems_file, "JSON problem file ({\"problems\": [...]})");
   cmd->add_option("--suite", o->suite, "Built-in suite: basic (default) or edge");
   cmd->add_option("--device", o->device, "CUDA device index");
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs");
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(CLI::NonNegativeNumber);
   cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");
   cmd->add_option("--reduce", o->reduce, "Split-K combination: separate (default) or fused");
   cmd->add_flag("--quiet", o->quiet, "Print only failures and the summary");

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   mha::add_compare_command(app);
   mha::add_merge_command(app);
   mha::add_noise_command(app);
+  mha::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,12 +5,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
 #include <sstream>
 
 #include "../kernels/masks.cuh"
 #include "errors.h"
+#include "list_syntax.h"
 #include "report_json.h"
 
 namespace mha {
@@ -25,6 +29,12 @@ float Problem::effective_scale() const {
 
 namespace {
 
+// Upper bounds that catch typos and hostile values before any buffer is sized: 16M keys is
+// beyond any model's context; counts (batch, heads) past 65536 fit no GPU at decode shapes.
+constexpr long long kMaxKeys = 1 << 24;
+constexpr int kMaxCount = 1 << 16;
+constexpr long long kMaxPartitions = 1024;
+
 const std::vector<std::string> kSpecKeys = {
     "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
     "mask", "window", "chunk", "sink", "keys", "lengths", "partitions", "q_std", "sink_mean",
@@ -32,6 +42,8 @@ const std::vector<std::string> kSpecKeys = {
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
   try {
+    // stoll and stof skip leading spaces; "keys= 512" is a typo like "keys=5 12".
+    if (v.empty() || std::isspace(static_cast<unsigned char>(v[0]))) throw std::invalid_argument(v);
     size_t used = 0;
     const long long x = std::stoll(v, &used);
     if (used != v.size() || x < INT32_MIN || x > INT32_MAX) throw std::invalid_argument(v);
@@ -43,6 +55,9 @@ int parse_int(const std::string& origin, const std::string& key, const std::stri
 
 float parse_float(const std::string& origin, const std::string& key, const std::string& v) {
   try {
+    // Decimal only: stof also reads " 1", "0x10" and "nan".
+    if (v.empty() || v.find_first_not_of("0123456789+-.eE") != std::string::npos)
+      throw std::invalid_argument(v);
     size_t used = 0;
     const float x = std::stof(v, &used);
     if (used != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
@@ -50,6 +65,15 @@ float parse_float(const std::string& origin, const std::string& key, const std::
   } catch (const std::exception&) {
     throw UsageError(fmt::format("{}: key '{}': '{}' is not a finite number", origin, key, v));
   }
+}
+
+// A standard deviation or a softmax scale: negative is a sign error (scale 0 means 1/sqrt(depth)).
+float parse_non_negative_float(const std::string& origin, const std::string& key,
+                               const std::string& v) {
+  const float x = parse_float(origin, key, v);
+  if (x < 0)
+    throw UsageError(fmt::format("{}: key '{}': must not be negative, got {}", origin, key, v));
+  return x;
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -71,25 +95,33 @@ void check_choice(const std::string& origin, const std::string& key, const std::
 
 void check_positive(const std::string& origin, const std::string& key, int v) {
   if (v < 1) throw UsageError(fmt::format("{}: key '{}': must be at least 1, got {}", origin, key, v));
+  if (v > kMaxCount)
+    throw UsageError(fmt::format("{}: key '{}': {} is more than {}", origin, key, v, kMaxCount));
 }
 
 int parse_non_negative(const std::string& origin, const std::string& key, const std::string& v) {
   const int x = parse_int(origin, key, v);
   if (x < 0) throw UsageError(fmt::format("{}: key '{}': must not be negative, got {}", origin, key, x));
+  if (x > kMaxKeys)
+    throw UsageError(fmt::format("{}: key '{}': {} is more than {}", origin, key, x, kMaxKeys));
   return x;
 }
 
 // Sets one field from its text form (shared by the inline and the JSON readers).
 void set_field(ProblemSpec& spec, const std::string& key, const std::string& value) {
   const std::string& o = spec.origin;
+  const std::string what = fmt::format("{}: key '{}'", o, key);
+  // One list value: positive and at most `limit` (a length or count past it is a typo, not a
+  // problem any GPU holds).
+  auto list_value = [&](const ListItem& item, long long limit) {
+    if (item.is_word) throw UsageError(fmt::format("{}: '{}' is not an integer", what, item.word));
+    if (item.value < 1 || item.value > limit)
+      throw UsageError(fmt::format("{}: {} is not in [1, {}]", what, item.value, limit));
+    return static_cast<int>(item.value);
+  };
   auto ints = [&](std::vector<int>& dst) {
     dst.clear();
-    for (const auto& part : split(value, ':')) {
-      const int x = parse_int(o, key, part);
-      check_positive(o, key, x);
-      dst.push_back(x);
-    }
-    if (dst.empty()) throw UsageError(fmt::format("{}: key '{}': empty list", o, key));
+    for (const ListItem& item : expand_list(value, what)) dst.push_back(list_value(item, kMaxKeys));
   };
   if (key == "name") spec.name = value;
   else if (key == "batch") { spec.batch = parse_int(o, key, value); check_positive(o, key, *spec.batch); }
@@ -115,17 +147,17 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
   else if (key == "partitions") {  // a list of counts, where "auto" adds the partition rule's pick
     spec.partitions.clear();
     spec.partitions_auto = false;
-    for (const auto& part : split(value, ':')) {
-      if (part == "auto") { spec.partitions_auto = true; continue; }
-      const int x = parse_int(o, key, part);
-      check_positive(o, key, x);
-      spec.partitions.push_back(x);
+    for (const ListItem& item : expand_list(value, what)) {
+      if (item.is_word && item.word == "auto")
+        spec.partitions_auto = true;
+      else
+        spec.partitions.push_back(list_value(item, kMaxPartitions));
     }
-    if (spec.partitions.empty() && !spec.partitions_auto)
-      throw UsageError(fmt::format("{}: key 'partitions': empty list", o));
-  } else if (key == "q_std") spec.q_std = parse_float(o, key, value);
+  } else if (key == "q_std")
+    spec.q_std = parse_non_negative_float(o, key, value);
   else if (key == "sink_mean") spec.sink_mean = parse_float(o, key, value);
-  else if (key == "scale") spec.scale = parse_float(o, key, value);
+  else if (key == "scale")
+    spec.scale = parse_non_negative_float(o, key, value);
   else {
     std::string list;
     for (const auto& k : kSpecKeys) list += (list.empty() ? "" : ", ") + k;
@@ -139,9 +171,15 @@ std::string json_scalar_text(const std::string& origin, const std::string& key,
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
   if (v.is_number()) return fmt::format("{}", v.get<double>());
-  if (v.is_array()) {
+  if (v.is_array()) {  // one level only: [[1, 2], [3]] would otherwise flatten silently
     std::string out;
-    for (const auto& e : v) out += (out.empty() ? "" : ":") + json_scalar_text(origin, key, e);
+    for (const auto& e : v) {
+      if (e.is_array() || e.is_object())
+        throw UsageError(fmt::format("{}: key '{}': a list holds numbers or strings, not {}",
+                                     origin, key, e.is_array() ? "lists" : "objects"));
+      out += (out.empty() ? "" : ":") + json_scalar_text(origin, key, e);
+    }
+    if (out.empty()) throw UsageError(fmt::format("{}: key '{}': empty list", origin, key));
     return out;
   }
   throw UsageError(fmt::format("{}: key '{}': expected a number, string, boolean or list", origin, key));
@@ -152,12 +190,17 @@ std::string json_scalar_text(const std::string& origin, const std::string& key,
 ProblemSpec parse_problem_spec(const std::string& text) {
   ProblemSpec spec;
   spec.origin = fmt::format("--problem \"{}\"", text);
+  std::set<std::string> seen;
   for (const auto& item : split(text, ',')) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
     if (eq == std::string::npos)
       throw UsageError(fmt::format("{}: '{}' is not key=value", spec.origin, item));
-    set_field(spec, item.substr(0, eq), item.substr(eq + 1));
+    const std::string key = item.substr(0, eq);
+    // "keys=512,keys=1024" would keep the last and drop the first without a word.
+    if (!seen.insert(key).second)
+      throw UsageError(fmt::format("{}: key '{}' given twice", spec.origin, key));
+    set_field(spec, key, item.substr(eq + 1));
   }
   return spec;
 }
@@ -166,14 +209,25 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
   const auto& j = *static_cast<const nlohmann::json*>(json_ptr);
   if (!j.is_object() || !j.contains("problems") || !j["problems"].is_array())
     throw UsageError(fmt::format("{}: key 'problems': expected a list of problem objects", origin));
+  // An empty list would run nothing (or verify's built-in suite instead) without a word.
+  if (j["problems"].empty())
+    throw UsageError(fmt::format("{}: key 'problems': the list is empty", origin));
   std::vector<ProblemSpec> specs;
   for (size_t i = 0; i < j["problems"].size(); ++i) {
     const auto& item = j["problems"][i];
     ProblemSpec spec;
     spec.origin = fmt::format("{}: problems[{}]", origin, i);
     if (!item.is_object()) throw UsageError(fmt::format("{}: expected an object", spec.origin));
-    for (auto it = item.begin(); it != item.end(); ++it)
+    for (auto it = item.begin(); it != item.end(); ++it) {
+      if (it.key() == "name" && !it.value().is_string())  // [0] would become the name "0"
+        throw UsageError(fmt::format("{}: key 'name': expected a string", spec.origin));
+      const bool is_list_key =
+          it.key() == "keys" || it.key() == "lengths" || it.key() == "partitions";
+      if (it.value().is_array() && !is_list_key)  // "q_std": [0] would read as 0
+        throw UsageError(
+            fmt::format("{}: key '{}': expected one value, not a list", spec.origin, it.key()));
       set_field(spec, it.key(), json_scalar_text(spec.origin, it.key(), it.value()));
+    }
     specs.push_back(spec);
   }
   return specs;
@@ -273,9 +327,20 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
 
   std::vector<Problem> out;
   auto finish = [&](Problem p) {
+    // Past 1 TiB of K/V no GPU holds the problem; catching it here keeps sizes far from overflow.
+    const double kv_bytes = 4.0 * p.shape.kv_heads * p.shape.depth *
+                            std::accumulate(p.lengths.begin(), p.lengths.end(), 0.0);
+    if (kv_bytes > 1099511627776.0)
+      throw UsageError(fmt::format(
+          "{}: problem {}: its K/V cache is {:.0f} GiB (batch {}, keys {}); "
+          "more than 1 TiB fits no GPU",
+          spec.origin, problem_name(p), kv_bytes / (1 << 30), p.shape.batch, p.shape.keys));
     // A named spec names its problems "<name>_n<keys>" (one per length); else the full shape.
-    if (spec.name) p.shape.name = spec.lengths.empty() ? fmt::format("{}_n{}", *spec.name, p.shape.keys) : *spec.name;
-    else p.shape.name = problem_name(p);
+    if (spec.name)
+      p.shape.name =
+          spec.lengths.empty() ? fmt::format("{}_n{}", *spec.name, p.shape.keys) : *spec.name;
+    else
+      p.shape.name = problem_name(p);
     out.push_back(p);
   };
   if (!spec.lengths.empty()) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "errors.h"
+#include "json_strict.h"
 
 namespace mha {
 
@@ -59,6 +60,10 @@ double get_double(const json& j, const std::string& where, const std::string& ke
 int get_int(const json& j, const std::string& where, const std::string& key) {
   const json& v = field(j, where, key);
   if (!v.is_number_integer()) fail(where, key, "expected an integer, got " + v.dump());
+  // get<int>() would wrap 4294967297 to 1 silently.
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT32_MAX)
+                             : v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX)
+    fail(where, key, "integer " + v.dump() + " is out of range");
   return v.get<int>();
 }
 
@@ -342,9 +347,10 @@ std::string read_text_file(const std::string& path, const std::string& what) {
 
 json read_json_file(const std::string& path, const std::string& what) {
   const std::string text = read_text_file(path, what);
+  check_json_strict(text, path);
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
     throw UsageError(path + ": not valid JSON: " + e.what());
   }
 }

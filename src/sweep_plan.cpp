@@ -1,0 +1,143 @@
+// The dry-run plan and its duration estimate (model in sweep_plan.h).
+#include "sweep_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "errors.h"
+#include "journal.h"
+#include "step_timer.h"
+
+namespace mha {
+
+double estimate_point_s(const Problem& p, int partitions, const PlanOptions& o,
+                        const EstimateModel& m) {
+  const double bytes = step_bytes(p, partitions);
+  const double step_us = std::max(m.step_floor_us, bytes / (m.read_gbps * 1e9) * 1e6);
+  // Graph timing replays every rotated input copy once per sample (step_timer.cu).
+  const int copies = o.warm ? 1 : rotation_copies(bytes, m.l2_bytes);
+  const int steps_per_sample = o.use_graph ? std::max(copies, 8) : 1;
+  const double sampling_s =
+      std::min(o.time_budget_s, m.samples * steps_per_sample * step_us * 1e-6);
+  return m.per_point_overhead_s + m.warmup_s + sampling_s;
+}
+
+int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions& o) {
+  const EstimateModel model;
+  // The same points and the same assignment as the real run (sweep's shard_keys).
+  std::vector<SweepPoint> points;
+  for (const auto& item : plan)
+    for (const KernelEntry* k : item.kernels)
+      for (int parts : item.problem.partitions)
+        points.push_back({point_key(k->name, item.problem.shape.name, parts),
+                          point_cost(item.problem.shape, parts)});
+  std::optional<std::set<std::string>> mine;
+  if (o.shard) mine = shard_keys(points, *o.shard);
+
+  nlohmann::json problems = nlohmann::json::array();
+  std::set<std::string> kernel_names;
+  std::set<int> partition_counts;
+  size_t total_points = 0;
+  double total_s = 0;
+  if (!o.json)
+    fmt::print("{:<44} {:>7} {:>6} {:>10}  {}\n", "problem", "kernels", "points", "est_s",
+               "partitions");
+  for (const auto& item : plan) {
+    const Problem& p = item.problem;
+    nlohmann::json kernels = nlohmann::json::array();
+    size_t n = 0;
+    double seconds = 0;
+    std::set<const KernelEntry*> used;
+    std::set<int> used_parts;
+    for (const KernelEntry* k : item.kernels)
+      for (int parts : p.partitions) {
+        if (mine && !mine->count(point_key(k->name, p.shape.name, parts))) continue;
+        ++n;
+        seconds += estimate_point_s(p, parts, o, model);
+        used.insert(k);
+        used_parts.insert(parts);
+      }
+    if (n == 0) continue;  // all of this problem's points belong to other shards
+    seconds += model.per_problem_setup_s;
+    for (const KernelEntry* k : item.kernels)
+      if (used.count(k)) {
+        kernels.push_back(k->name);
+        kernel_names.insert(k->name);
+      }
+    partition_counts.insert(used_parts.begin(), used_parts.end());
+    total_points += n;
+    total_s += seconds;
+    const ProblemShape& s = p.shape;
+    problems.push_back({{"name", s.name},
+                        {"batch", s.batch},
+                        {"heads", s.heads},
+                        {"kv_heads", s.kv_heads},
+                        {"depth", s.depth},
+                        {"dtype", s.dtype},
+                        {"out_dtype", s.out_dtype},
+                        {"kv", s.kv},
+                        {"page_size", s.page_size},
+                        {"mask", s.mask},
+                        {"window", s.window},
+                        {"chunk", s.chunk},
+                        {"has_sink", s.has_sink},
+                        {"keys", s.keys},
+                        {"lengths", s.lengths},
+                        {"partitions", std::vector<int>(used_parts.begin(), used_parts.end())},
+                        {"kernels", kernels},
+                        {"points", n},
+                        {"bytes_per_step", step_bytes(p, 1)},
+                        {"estimated_s", seconds}});
+    if (!o.json) {
+      std::string parts;
+      for (int x : used_parts) parts += fmt::format("{}{}", parts.empty() ? "" : ",", x);
+      fmt::print("{:<44} {:>7} {:>6} {:>10.1f}  {}\n", s.name, used.size(), n, seconds, parts);
+    }
+  }
+  if (total_points == 0)
+    throw UsageError(
+        o.shard ? fmt::format("sweep --dry-run --shard {}/{}: this shard has no point "
+                              "(the sweep has {} in all)",
+                              o.shard->index, o.shard->count, points.size())
+                : std::string("sweep: no selected kernel computes any problem of the suite"));
+  const std::string method = fmt::format(
+      "per point: {:.2f} s overhead + {:.2f} s warm-up + min(--time-budget {:g} s, {} samples x "
+      "steps per sample x step time), step time = max({:g} us, bytes / {:g} GB/s); per problem: "
+      "{:.2f} s for inputs and reference. Bandwidth, step floor and sample count are the H200's "
+      "(results/h200_2026-11-29_default.json); another GPU scales the sampling part",
+      model.per_point_overhead_s, model.warmup_s, o.time_budget_s, model.samples,
+      model.step_floor_us, model.read_gbps, model.per_problem_setup_s);
+  if (o.json) {
+    nlohmann::json out{
+        {"dry_run", true},
+        {"shard", o.shard ? nlohmann::json{{"index", o.shard->index}, {"count", o.shard->count}}
+                          : nlohmann::json(nullptr)},
+        {"counts",
+         {{"problems", problems.size()},
+          {"kernels", kernel_names.size()},
+          {"partition_counts", partition_counts.size()},
+          {"points", total_points}}},
+        {"kernels", kernel_names},
+        {"problems", problems},
+        {"estimate",
+         {{"seconds", total_s},
+          {"method", method},
+          {"assumed_read_gbps", model.read_gbps},
+          {"step_floor_us", model.step_floor_us},
+          {"samples_per_point", model.samples},
+          {"time_budget_s", o.time_budget_s},
+          {"auto_partitions_sm_count", o.sm_count}}}};
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    fmt::print("{} problem(s) x {} kernel(s) x {} partition count(s): {} point(s){}\n",
+               problems.size(), kernel_names.size(), partition_counts.size(), total_points,
+               o.shard ? fmt::format(" in shard {}/{}", o.shard->index, o.shard->count) : "");
+    fmt::print("estimated duration: {:.1f} s ({:.1f} min); {}\n", total_s, total_s / 60, method);
+  }
+  return kExitOk;
+}
+
+}  // namespace mha

@@ -1,0 +1,53 @@
+// `sweep --dry-run`: the plan of a sweep (problems x kernels x partitions, this shard's points)
+// and an estimate of its duration, as a table or as JSON. Needs no GPU.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel_registry.h"
+#include "problem.h"
+#include "sharding.h"
+
+namespace mha {
+
+// One problem of the plan and the kernels that compute it (partitions already resolved).
+struct PlannedProblem {
+  Problem problem;
+  std::vector<const KernelEntry*> kernels;
+};
+
+struct PlanOptions {
+  bool json = false;
+  std::optional<ShardSpec> shard;
+  double time_budget_s = 0.25;  // sweep --time-budget: sampling per point at most
+  bool use_graph = true;
+  bool warm = false;
+  int sm_count = 132;  // "auto" was resolved for this many SMs
+};
+
+// What the estimate assumes, all from the committed H200 runs (results/h200_2026-11-29_*.json):
+// the measured streaming-read peak, the ~7 us fixed cost of a step at small shapes
+// (docs/performance.md), and the stopping rule converging at its 10-sample minimum (the default
+// sweep's rows average 10.0 samples).
+struct EstimateModel {
+  double read_gbps = 4400;
+  double step_floor_us = 7;
+  int samples = 10;
+  int l2_bytes = 62914560;             // H200 L2: inputs rotate past it (cold-cache timing)
+  double warmup_s = 0.02;              // TimingOptions::warmup_s
+  double per_point_overhead_s = 0.02;  // verification launch, comparison, journal line
+  double per_problem_setup_s = 0.25;   // inputs generated and uploaded, reference computed
+};
+
+// Estimated wall seconds of one point: overhead + warm-up + min(budget, samples x steps per
+// sample x step time), with step time = max(floor, bytes / bandwidth).
+double estimate_point_s(const Problem& p, int partitions, const PlanOptions& o,
+                        const EstimateModel& m = {});
+
+// Prints the plan (JSON with o.json) and returns kExitOk; throws UsageError when the plan (or
+// this shard of it) has no point, so that a dry run never passes on nothing.
+int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions& o);
+
+}  // namespace mha
