@@ -58,7 +58,7 @@ class ProblemCoverageTest(unittest.TestCase):
         self.assertEqual(rc, 0, out + err)
         self.assertIn("no compiled kernel serves 1 of the 2 problem(s)", err)
         self.assertIn('--problem "depth=64,keys=512": kernel depth 128 != 64', err)
-        self.assertRegex(out, r"\n[1-9][0-9]* problem\(s\), [1-9][0-9]* point\(s\)\n")
+        self.assertRegex(out, r"\n[1-9][0-9]* problem\(s\) x [1-9][0-9]* kernel\(s\) x .*: [1-9][0-9]* point\(s\)\n")
         # verify warns before it looks for a GPU (exit 3 here without one, 0 with one).
         rc, out, err = self.run_tool("verify", "--problem", "keys=512",
                                      "--problem", "depth=64,keys=512")
@@ -99,7 +99,7 @@ class ProblemCoverageTest(unittest.TestCase):
         self.assertIn("not compiled: mha_g1", err)
         self.assertIn("compiled, not in the config: fp16->fp32 d128 g4 paged null", err)
         self.assertIn("no compiled kernel serves 4 of the 6 problem(s)", err)
-        self.assertRegex(out, r"\n[1-9][0-9]* problem\(s\), [1-9][0-9]* point\(s\)\n")
+        self.assertRegex(out, r"\n[1-9][0-9]* problem\(s\) x [1-9][0-9]* kernel\(s\) x .*: [1-9][0-9]* point\(s\)\n")
 
     def test_own_config_has_no_warning(self):
         rc, out, err = self.run_tool("sweep", "--dry-run", "--config", "configs/ci.json")
