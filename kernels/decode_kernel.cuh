@@ -349,6 +349,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
   }
 
+  // The key loop is over: a programmatically launched reduce may start its launch now (it waits
+  // for this whole grid to finish before it reads a partial).
+  ptx::launch_dependents();
+
   // Epilogue: drain the pipeline, gather (max, sum, unnormalised output) per row in shared
   // memory (one copy per warp column with warp split-K), then merge and write.
   ptx::cp_async_wait<0>();

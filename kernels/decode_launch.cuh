@@ -42,10 +42,18 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(args);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.partitions == 1 || args.split_counters != nullptr) return err;
-  splitk_reduce_kernel<typename T::Out, T::kHasSink, T::kFault>
-      <<<dim3(p.heads, p.batch), T::kDepth, combine_scratch_floats(1, p.partitions) * sizeof(float),
-         stream>>>(p, T::kDepth);
-  return cudaGetLastError();
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(p.heads, p.batch);
+  config.blockDim = dim3(T::kDepth);
+  config.dynamicSmemBytes = combine_scratch_floats(1, p.partitions) * sizeof(float);
+  config.stream = stream;
+  cudaLaunchAttribute programmatic = {};
+  programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  programmatic.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &programmatic;
+  config.numAttrs = p.programmatic_reduce ? 1 : 0;
+  return cudaLaunchKernelEx(&config, splitk_reduce_kernel<typename T::Out, T::kHasSink, T::kFault>,
+                            p, static_cast<int>(T::kDepth));
 }
 
 }  // namespace mha

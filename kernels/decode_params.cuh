@@ -28,6 +28,9 @@ struct DecodeParams {
   // With partitions > 1: one zeroed counter per (sequence, block row) fuses the reduce into the
   // decode kernel (left at zero after each step); null launches the separate reduce pass.
   unsigned* split_counters = nullptr;  // [batch][heads] (enough for any BM)
+  // With partitions > 1 and no split counters: launch the separate reduce with programmatic
+  // dependent launch, so its launch overlaps the decode kernel's tail.
+  bool programmatic_reduce = false;
 
   int batch = 0;
   int heads = 0;

@@ -68,6 +68,7 @@ __device__ inline void combine_partitions(const DecodeParams& p, int b, int head
 template <typename Out, bool kHasSink, Fault kFault = Fault::kNone>
 __global__ void splitk_reduce_kernel(const DecodeParams p, int depth) {
   extern __shared__ float reduce_scratch[];
+  ptx::wait_for_prerequisite_grid();  // launched programmatically: the partials are not yet final
   combine_partitions<Out, kHasSink, kFault>(p, blockIdx.y, blockIdx.x, 1, depth, reduce_scratch);
 }
 

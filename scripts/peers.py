@@ -9,8 +9,8 @@ exactly as `mha-tune sweep` times its own, and writes PREFIX.json in mha-tune's 
 Problems use mha-tune's keys (batch heads kv_heads depth dtype kv page_size mask window sink
 sink_mean q_std scale keys lengths name; aliases b h n d) and are named as mha-tune names them, so
 one suite file gives rows that join with a sweep's. Paged problems get pages shuffled over the
-pool; contiguous ones the [batch, kv_heads, keys, d] cache (one page per sequence), except for XQA,
-which reads pages of 16..128 keys only and gets pages of 128 in order.
+pool; contiguous ones a [batch, kv_heads, keys, d] cache, except for FlashInfer's paged APIs, which
+split work at page granularity and get the cache as 128-key pages in order (peerlib/backends.py).
 
 Each peer is verified against an fp32 reference before timing (rel L2 < 2e-2; a wrong peer is
 `incorrect`, never timed) and is timed with CUDA-graph replays over inputs rotated beyond 4x the

@@ -12,10 +12,12 @@ namespace mha {
 ReduceMode reduce_mode_from_name(const std::string& name) {
   if (name == "fused") return ReduceMode::kFused;
   if (name == "separate") return ReduceMode::kSeparate;
-  throw UsageError(fmt::format("--reduce: '{}' is not one of fused, separate", name));
+  if (name == "programmatic") return ReduceMode::kProgrammatic;
+  throw UsageError(fmt::format("--reduce: '{}' is not one of fused, separate, programmatic", name));
 }
 
-StepBuffers::StepBuffers(const Problem& problem, int partitions, ReduceMode mode) {
+StepBuffers::StepBuffers(const Problem& problem, int partitions, ReduceMode mode)
+    : programmatic_reduce(mode == ReduceMode::kProgrammatic) {
   const ProblemShape& s = problem.shape;
   const size_t rows = size_t(s.batch) * s.heads;
   out = DeviceBuffer(rows * s.depth * (s.out_dtype == "fp32" ? 4 : 2));
@@ -36,6 +38,7 @@ void StepBuffers::attach(DecodeParams& p) const {
   p.partial_max = partial_max.get<float>();
   p.partial_sum = partial_sum.get<float>();
   p.split_counters = split_counters.get<unsigned>();
+  p.programmatic_reduce = programmatic_reduce;
 }
 
 void StepBuffers::poison_all(cudaStream_t stream) const {

@@ -19,7 +19,9 @@ namespace mha {
 // How the split-K partitions are combined: by a separate reduce launch (the default: on the
 // H200 the fused form was 13% slower over the g4 sweep's split points, docs/performance.md) or
 // inside the decode kernel by the last block of each row block (one launch per step).
-enum class ReduceMode { kFused, kSeparate };
+// programmatic: the separate launch with programmatic dependent launch, so that its launch
+// overlaps the decode kernel's tail.
+enum class ReduceMode { kFused, kSeparate, kProgrammatic };
 ReduceMode reduce_mode_from_name(const std::string& name);  // throws UsageError
 
 // Output and split-K partial buffers sized for one problem and partition count.
@@ -29,6 +31,7 @@ struct StepBuffers {
   void poison_all(cudaStream_t stream) const;
   std::vector<float> download_output(const std::string& out_dtype) const;
   DeviceBuffer out, partial_out, partial_max, partial_sum, split_counters;
+  bool programmatic_reduce = false;
 };
 
 // Launch-time failures that mean "this configuration cannot run here" rather than a broken

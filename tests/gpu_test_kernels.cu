@@ -74,11 +74,12 @@ TEST(Kernels, EveryCompiledKernelPassesTheBasicSuite) {
       ProblemData data(p, 1);
       const auto ref = reference_output(p, data);
       for (int partitions : p.partitions)
-        for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate}) {
+        for (ReduceMode mode :
+             {ReduceMode::kFused, ReduceMode::kSeparate, ReduceMode::kProgrammatic}) {
           const VerifyOutcome r = verify_point(k, p, data, partitions, ref, mode);
-          EXPECT_EQ(r.status, Status::kPassed) << k.name << " " << p.shape.name << " p" << partitions
-                                               << (mode == ReduceMode::kFused ? " fused" : " separate")
-                                               << ": " << r.reason;
+          EXPECT_EQ(r.status, Status::kPassed)
+              << k.name << " " << p.shape.name << " p" << partitions << " reduce mode "
+              << static_cast<int>(mode) << ": " << r.reason;
         }
     }
   }
@@ -104,13 +105,54 @@ TEST(Kernels, DeliberatelyBrokenKernelsFailVerification) {
     Problem p = make_problem(c.bad.traits, c.spec);
     ProblemData data(p, 1);
     const auto ref = reference_output(p, data);
-    for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate}) {
+    for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate, ReduceMode::kProgrammatic}) {
       const VerifyOutcome bad = verify_point(c.bad, p, data, c.partitions, ref, mode);
       EXPECT_EQ(bad.status, Status::kIncorrect) << c.bad.name << " passed " << p.shape.name;
     }
     const VerifyOutcome good = verify_point(c.good, p, data, c.partitions, ref);
     EXPECT_EQ(good.status, Status::kPassed) << c.good.name << ": " << good.reason;
   }
+}
+
+// The programmatic reduce must survive CUDA-graph capture as a programmatic edge (else a graph
+// replay serialises it like a plain launch, or drops the dependency), and the replayed graph
+// must still compute the right output.
+TEST(Kernels, ProgrammaticReduceIsAProgrammaticEdgeInACapturedGraph) {
+  MHA_REQUIRE_GPU();
+  const KernelEntry& k = kernel_registry().front();
+  Problem p = make_problem(k.traits, "batch=2,kv_heads=2,keys=3000");
+  const int partitions = 8;
+  ProblemData data(p, 1);
+  const auto ref = reference_output(p, data);
+  StepBuffers buffers(p, partitions, ReduceMode::kProgrammatic);
+  DecodeParams params = data.params(0, partitions);
+  buffers.attach(params);
+  ASSERT_TRUE(params.programmatic_reduce);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t graph;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_EQ(k.launch(params, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+
+  size_t edges = 0;
+  ASSERT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
+  ASSERT_EQ(edges, 1u) << "decode kernel -> reduce";
+  std::vector<cudaGraphNode_t> from(edges), to(edges);
+  std::vector<cudaGraphEdgeData> data_of(edges);
+  ASSERT_EQ(cudaGraphGetEdges(graph, from.data(), to.data(), data_of.data(), &edges), cudaSuccess);
+  EXPECT_EQ(data_of[0].type, cudaGraphDependencyTypeProgrammatic);
+
+  cudaGraphExec_t exec;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  buffers.poison_all(stream);
+  for (int replay = 0; replay < 3; ++replay) ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const auto out = buffers.download_output(p.shape.out_dtype);
+  EXPECT_LT(relative_l2(std::vector<double>(out.begin(), out.end()), ref), 5e-3);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace

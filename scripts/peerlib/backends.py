@@ -1,9 +1,10 @@
 """The peers: each decode path that serving engines run, as one class. A peer says which cache
 layout it reads (`layout`), which problems it cannot compute and why (`why_not`, pure, so the
 tests and --dry-run need no torch), and builds a call that computes one step on copy i of the
-inputs (`prepare`). Every K/V cache is a pool of pages in HND order ([pages, kv_heads, page, d]);
-a contiguous cache is the same memory with one page per sequence, so "contig" means exactly
-mha-tune's [batch, kv_heads, keys, d] layout wherever the peer accepts it.
+inputs (`prepare`). Every K/V cache is a pool of pages in HND order ([pages, kv_heads, page, d],
+the order FlashInfer and SDPA read natively); a contiguous cache is the same memory with one page
+per sequence, [batch, kv_heads, keys, d]. mha-tune's own caches are NHD ([.., keys, kv_heads, d]):
+both stream whole 256-byte (d128) key rows, and the bytes a step must read are the same.
 """
 from .suite import is_ragged
 
