@@ -54,7 +54,7 @@ extern "C" void request_stop(int signal_number) {
 }
 
 struct SweepOptions {
-  std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "separate";
+  std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "programmatic";
   std::string devices, shard, rule_file;
   std::vector<std::string> filters, problem_specs;
   bool resume = false, quiet = false, warm = false, dry_run = false, json = false;
@@ -492,7 +492,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
   cmd->add_flag("--resume", o->resume, "Continue the journal of --out where it stopped");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: separate reduce launch (default, measured faster), programmatic (the separate launch with programmatic dependent launch) or fused into the decode kernel");
+  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default: a separate reduce launch with programmatic dependent launch, measured fastest), separate (a plain second launch) or fused into the decode kernel");
   cmd->add_flag("--warm", o->warm, "Do not rotate inputs beyond the L2 (warm-cache timing)");
   cmd->add_option("--time-budget", o->time_budget_s, "Seconds of sampling per point at most");
   cmd->add_option("--target-error", o->target_error, "Stop sampling once the median's relative error is below this");

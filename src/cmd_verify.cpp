@@ -26,7 +26,7 @@ namespace {
 
 struct VerifyOptions {
   std::vector<std::string> filters, problem_specs;
-  std::string problems_file, suite, dump_dir, reduce = "separate";
+  std::string problems_file, suite, dump_dir, reduce = "programmatic";
   int device = 0;
   uint64_t seed = 1;
   bool quiet = false;
@@ -169,7 +169,7 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(CLI::NonNegativeNumber);
   cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: separate (default), programmatic or fused");
+  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default), separate or fused");
   cmd->add_flag("--quiet", o->quiet, "Print only failures and the summary");
   cmd->callback([o] { set_command_exit(run_verify(*o)); });
 }
