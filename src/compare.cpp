@@ -171,7 +171,8 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
           std::max(options.threshold, options.noise_k * pair_noise(base.time, p.candidate.time));
       if (options.noise_floor)
         p.tolerance =
-            std::max(p.tolerance, options.noise_floor->tolerance_for(base.time.median_us));
+            std::max(p.tolerance, options.noise_floor->tolerance_for(pair_time_us(
+                                      base.time.median_us, p.candidate.time.median_us)));
       const double ratio = p.candidate.time.median_us / base.time.median_us;
       if (ratio > 1.0 + p.tolerance) {
         p.verdict = Verdict::kSlower;

@@ -100,14 +100,18 @@ NoiseFloor derive_noise_floor(const Report& a, const Report& b, const NoiseOptio
     f.warnings.push_back(fmt::format("metadata.config_hash differs ({} vs {})", a.meta.config_hash,
                                      b.meta.config_hash));
 
-  // (octave of A's median, |ln(b / a)|) for every point both passed with a time.
+  // (octave of the pair's geometric-mean time, |ln(b / a)|) for every point both passed with a
+  // time: the same for (A, B) and (B, A), so the floor does not depend on which machine was the
+  // baseline (bucketed by A's time, the reverse comparison of the floor's own two reports failed
+  // a row that sat near an octave boundary).
   std::map<std::string, const ResultRow*> index_b;
   for (const ResultRow& r : b.rows) index_b[point_key(r)] = &r;
   std::map<int, std::vector<double>> by_octave;
   for (const ResultRow& ra : a.rows) {
     auto it = index_b.find(point_key(ra));
     if (it == index_b.end() || !timed_pass(ra) || !timed_pass(*it->second)) continue;
-    const int octave = static_cast<int>(std::floor(std::log2(ra.time.median_us)));
+    const int octave = static_cast<int>(
+        std::floor(std::log2(pair_time_us(ra.time.median_us, it->second->time.median_us))));
     by_octave[octave].push_back(
         std::fabs(std::log(it->second->time.median_us / ra.time.median_us)));
     ++f.pairs;

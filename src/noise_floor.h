@@ -3,6 +3,8 @@
 // that a difference within what two machines of one model show is not called a regression.
 #pragma once
 
+#include <cmath>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -49,7 +51,7 @@ struct NoiseFloor {
   std::string file;  // where it was read from (not stored)
 
   // The tolerance for a pair whose baseline median is `baseline_us`.
-  double tolerance_for(double baseline_us) const;
+  double tolerance_for(double pair_us) const;  // pair_us: pair_time_us(baseline, candidate)
 };
 
 // Pairs the rows both reports passed with a time (matched by point_key), buckets them by the
@@ -57,6 +59,10 @@ struct NoiseFloor {
 // the GPU models differ (unless allowed), options are out of range, or fewer than
 // options.min_bucket_pairs pairs exist. Different commits or configs add a warning (the floor
 // then holds code changes too).
+// The time scale of a (baseline, candidate) pair: the geometric mean of the two medians, so that
+// the bucket a pair falls in is the same whichever report is the baseline.
+inline double pair_time_us(double a_us, double b_us) { return std::sqrt(a_us * b_us); }
+
 NoiseFloor derive_noise_floor(const Report& a, const Report& b, const NoiseOptions& options,
                               const std::string& file_a = "", const std::string& file_b = "");
 

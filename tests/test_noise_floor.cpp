@@ -80,6 +80,23 @@ TEST(NoiseFloor, UniformTenPercentSlowdownStillFails) {
   EXPECT_GT(r.count(Verdict::kSlower), kPoints * 9 / 10);
 }
 
+// The floor's own two reports compare clean in both directions: the floor is the same whichever
+// machine is A, and a pair is looked up by the same time whichever report is the baseline. (Found
+// on real H200 reports: bucketed by A's time, B -> A failed a row near an octave boundary.)
+TEST(NoiseFloor, SymmetricInItsTwoReports) {
+  const Report a = machine(1, 0.04), b = machine(2, 0.04);
+  const NoiseFloor ab = derive_noise_floor(a, b, {}), ba = derive_noise_floor(b, a, {});
+  ASSERT_EQ(ab.buckets.size(), ba.buckets.size());
+  for (size_t i = 0; i < ab.buckets.size(); ++i) {
+    EXPECT_EQ(ab.buckets[i].pairs, ba.buckets[i].pairs);
+    EXPECT_NEAR(ab.buckets[i].tolerance, ba.buckets[i].tolerance, 1e-12);  // |ln(b/a)| rounding
+  }
+  CompareOptions with_floor;
+  with_floor.noise_floor = std::make_shared<NoiseFloor>(ab);
+  EXPECT_EQ(compare_reports(a, b, with_floor).regressions(), 0);
+  EXPECT_EQ(compare_reports(b, a, with_floor).regressions(), 0);
+}
+
 TEST(NoiseFloor, ToleranceIsTheQuantileWidenedByTheMargin) {
   // Two machines differing by exactly 4% on every point: every quantile is 4%.
   const Report a = machine(1, 0.0), b = machine(1, 0.0, 1.04);
