@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The side-by-side decode table of one GPU run: per problem, mha-tune's tuned default (what
 `mha-tune select` chose for the problem's bucket), the best configuration the sweep measured,
-every peer of scripts/peers.py, the read floor (the step's bytes over the peak read bandwidth
-measured in the same run) and best peer / default (> 1: ours is faster). Rows join on the
+every peer of scripts/peers.py, the floor (the step's bytes over the peak read bandwidth measured
+in the same run), the measured read floor where the sweep timed one (`floor_us`: a plain read of
+the same visible K/V bytes, launched like a step) and best peer / default (> 1: ours is faster). Rows join on the
 problem name, so the sweep and the peers must have run the same suite.
 
 Usage: scripts/side_by_side.py OURS.json PEERS.json DEFAULTS.json
@@ -69,7 +70,7 @@ def build_table(ours, peers, defaults):
     if not any(r["kernel"].startswith("peer_") for r in peers["rows"]):
         raise InputError("the second report has no peer rows: give scripts/peers.py's report")
     peak = ours["metadata"]["peak_read_gbps"]
-    order, problems, best, points, floor_bytes = [], {}, {}, {}, {}
+    order, problems, best, points, floor_bytes, read_floor = [], {}, {}, {}, {}, {}
     for r in ours["rows"]:
         name = r["problem"]["name"]
         if name not in problems:
@@ -77,6 +78,8 @@ def build_table(ours, peers, defaults):
             problems[name] = r["problem"]
         if r["partitions"] == 1:
             floor_bytes[name] = r["bytes"]
+        if r.get("floor_us", 0) > 0:
+            read_floor[name] = r["floor_us"]
         if r["status"] != "passed":
             continue
         points[(name, r["kernel"], r["partitions"])] = r
@@ -95,8 +98,8 @@ def build_table(ours, peers, defaults):
         "",
         "| problem | cache | default µs (P) | best µs (P) | "
         + " | ".join(SHORT.get(n, n) for n in peer_names)
-        + " | floor µs | best peer | best peer / default |",
-        "|---|---|---:|---:|" + "---:|" * len(peer_names) + "---:|---|---:|"]
+        + " | floor µs | read µs | best peer | best peer / default |",
+        "|---|---|---:|---:|" + "---:|" * len(peer_names) + "---:|---:|---|---:|"]
     ratios, by_category, misses = [], {}, []
     for name in order:
         prob = problems[name]
@@ -124,10 +127,11 @@ def build_table(ours, peers, defaults):
                                   f"{best_peer_text} {timed[bp]:.2f} µs "
                                   f"({100 * (d['time']['median_us'] / timed[bp] - 1):.1f}% slower)")
         dtext = f"{d['time']['median_us']:.2f} ({d['partitions']})" if d else "—"
+        read_text = f"{read_floor[name]:.2f}" if name in read_floor else "—"
         btext = (f"{best[name]['time']['median_us']:.2f} ({best[name]['partitions']})"
                  if name in best else "—")
         lines.append(f"| {name} | {category(prob)} | {dtext} | {btext} | " + " | ".join(peer_text)
-                     + f" | {floor:.2f} | {best_peer_text} | {ratio_text} |")
+                     + f" | {floor:.2f} | {read_text} | {best_peer_text} | {ratio_text} |")
     if not ratios:
         raise LookupError("no problem has both a tuned default and a timed peer: were the sweep and "
                           "the peers run on the same suite?")
@@ -137,7 +141,9 @@ def build_table(ours, peers, defaults):
         lines.append(f"- {cat}: {geomean(v):.3f} over {len(v)} (min {min(v):.2f}, max {max(v):.2f})")
     lines.append(f"\nProblems where the default is more than 2% slower than the best peer: {len(misses)}")
     lines += [f"- {m}" for m in misses]
-    lines.append("\nn/s: the peer cannot compute the problem (its row gives the reason); wrong: it "
+    lines.append("\nfloor: the step's bytes over the peak read bandwidth; read: a plain streaming read of "
+                 "the same visible K/V bytes, launched like a step (— where the sweep did not time it).")
+    lines.append("n/s: the peer cannot compute the problem (its row gives the reason); wrong: it "
                  "failed verification; fail: it raised or crashed (reason in the report).")
     return "\n".join(lines)
 

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "bandwidth_probe.h"
+#include "read_floor.h"
 #include "commands.h"
 #include "config_schema.h"
 #include "device_info.h"
@@ -44,6 +45,9 @@
 
 namespace mha {
 namespace {
+
+// Free memory the floor leaves untouched beside its buffers.
+constexpr double kFloorReserveBytes = 512.0 * (1 << 20);
 
 // Ctrl-C (or SIGTERM) asks the sweep to stop after the point in flight: the journal and reports
 // then hold every finished point and --resume continues. A second Ctrl-C kills as usual.
@@ -214,6 +218,21 @@ void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, con
   row.throttled = clock.throttled;
 }
 
+// The problem's read floor, once per problem and run; 0 (not measured) when its buffers do not
+// fit beside the problem's data, or the read fails without breaking the context.
+double measure_floor_us(const Problem& problem, int copies, const TimingOptions& timing,
+                        cudaStream_t stream) {
+  const double kv_bytes = visible_kv_bytes(problem);
+  if (kv_bytes <= 0 || kv_bytes * copies + kFloorReserveBytes > free_device_bytes()) return 0;
+  try {
+    return time_read_floor(kv_bytes, copies, timing, stream).median_us;
+  } catch (const CudaError& e) {
+    if (e.is_sticky()) throw;
+    cudaGetLastError();
+    return 0;
+  }
+}
+
 // Every point of one problem on one device; the problem's data and reference are made once.
 void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
   const Problem& problem = item.problem;
@@ -222,6 +241,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
   std::string best_name;
   std::unique_ptr<ProblemData> data;
   std::vector<double> ref;
+  double floor_us = 0;    // the problem's read floor (read_floor.h); 0 when not measured
   std::string too_large;  // why the problem does not fit into free device memory
   for (const KernelEntry* k : item.kernels) {
     for (int partitions : problem.partitions) {
@@ -250,6 +270,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
           if (too_large.empty()) {
             data = std::make_unique<ProblemData>(problem, copies);
             ref = reference_output(problem, *data);
+            floor_us = measure_floor_us(problem, copies, ctx.timing, w.stream);
           }
         }
         if (!too_large.empty()) {
@@ -257,6 +278,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
           row.reason = too_large;
         } else {
           measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
+          row.floor_us = floor_us;
         }
       } catch (const CudaError& e) {
         cudaGetLastError();

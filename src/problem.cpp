@@ -248,7 +248,7 @@ std::vector<ProblemSpec> collect_problem_specs(const std::vector<std::string>& i
   return specs;
 }
 
-double step_bytes(const Problem& p, int partitions) {
+double visible_kv_bytes(const Problem& p) {
   const ProblemShape& s = p.shape;
   DecodeParams mask_args;
   mask_args.window = s.window;
@@ -260,10 +260,14 @@ double step_bytes(const Problem& p, int partitions) {
     if (s.mask == "chunked") begin = ChunkedMask::visible_begin(n, mask_args);
     visible_keys += n - begin;
   }
+  return visible_keys * s.kv_heads * s.depth * 2.0 * 2;  // K and V, 2-byte elements
+}
+
+double step_bytes(const Problem& p, int partitions) {
+  const ProblemShape& s = p.shape;
   const double elem = 2.0, out_elem = s.out_dtype == "fp32" ? 4.0 : 2.0;
   const double heads_rows = double(s.batch) * s.heads;
-  double bytes = visible_keys * s.kv_heads * s.depth * elem * 2  // K and V
-                 + heads_rows * s.depth * (elem + out_elem);      // q in, output out
+  double bytes = visible_kv_bytes(p) + heads_rows * s.depth * (elem + out_elem);  // q in, out
   if (partitions > 1) bytes += 2.0 * heads_rows * partitions * (s.depth + 2) * 4;  // partials
   return bytes;
 }

@@ -67,6 +67,8 @@ std::string problem_name(const Problem& p);
 // Bytes one decode step must move: visible K/V rows, q, the output and, with partitions > 1,
 // the partials written and read back by the reduce.
 double step_bytes(const Problem& p, int partitions);
+// The K and V bytes of the keys the masks leave visible: what the floor reads.
+double visible_kv_bytes(const Problem& p);
 
 // Does this kernel compute this problem's family (dtype, depth, group, kv, mask, sink)?
 bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* why_not);

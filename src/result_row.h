@@ -49,6 +49,10 @@ struct ResultRow {
   double bytes = 0;            // bytes the step must move
   double achieved_gbps = 0;
   double peak_fraction = 0;    // of the peak read bandwidth measured in the same run
+  // The problem's floor: a plain streaming read of exactly its visible K/V bytes, launched like
+  // the step (graph replay over the same number of rotated copies), timed once per problem and
+  // run. 0: not measured (an older report, or too little free memory for its buffers).
+  double floor_us = 0;
   double rel_l2_error = 0;
   double max_abs_error = 0;
   double sm_clock_mhz = 0;     // mean SM clock while timing (0 if unknown)

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "errors.h"
 
@@ -41,47 +43,38 @@ class Graph {
   cudaGraphExec_t exec = nullptr;
 };
 
-void launch_checked(const KernelEntry& kernel, const DecodeParams& p, cudaStream_t stream) {
-  const cudaError_t err = kernel.launch(p, stream);
-  if (err != cudaSuccess) throw_cuda_error(err, kernel.name.c_str(), __FILE__, __LINE__);
-}
-
 }  // namespace
 
-TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
-                       const StepBuffers& buffers, const TimingOptions& options, cudaStream_t stream) {
-  std::vector<DecodeParams> steps;
-  // Each sample walks every copy once, so a copy is re-read only after the others pushed it out.
-  const int steps_per_sample =
-      options.use_graph ? std::max(data.copies(), 8) : 1;
-  for (int i = 0; i < (options.use_graph ? steps_per_sample : data.copies()); ++i) {
-    DecodeParams p = data.params(i % data.copies(), partitions);
-    buffers.attach(p);
-    steps.push_back(p);
-  }
-
+TimingStats time_launches(const std::vector<StepLaunch>& steps, const TimingOptions& options,
+                          cudaStream_t stream, const std::string& what) {
+  auto launch_checked = [&](const StepLaunch& step) {
+    const cudaError_t err = step(stream);
+    if (err != cudaSuccess) throw_cuda_error(err, what.c_str(), __FILE__, __LINE__);
+  };
   Graph graph;
   if (options.use_graph) {
     MHA_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (const auto& p : steps) {
-      const cudaError_t err = kernel.launch(p, stream);
+    for (const StepLaunch& step : steps) {
+      const cudaError_t err = step(stream);
       if (err != cudaSuccess) {
         cudaGraph_t broken = nullptr;
         cudaStreamEndCapture(stream, &broken);
         if (broken) cudaGraphDestroy(broken);
-        throw_cuda_error(err, kernel.name.c_str(), __FILE__, __LINE__);
+        throw_cuda_error(err, what.c_str(), __FILE__, __LINE__);
       }
     }
     MHA_CUDA_CHECK(cudaStreamEndCapture(stream, &graph.graph));
     MHA_CUDA_CHECK(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
   }
-  size_t next_copy = 0;
+  // A sample is the whole graph (every step) with graphs, one step otherwise.
+  const int steps_per_sample = options.use_graph ? static_cast<int>(steps.size()) : 1;
+  size_t next = 0;
   auto run_sample = [&] {
     if (options.use_graph) {
       MHA_CUDA_CHECK(cudaGraphLaunch(graph.exec, stream));
     } else {
-      launch_checked(kernel, steps[next_copy], stream);
-      next_copy = (next_copy + 1) % steps.size();
+      launch_checked(steps[next]);
+      next = (next + 1) % steps.size();
     }
   };
 
@@ -106,6 +99,22 @@ TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int pa
                             std::chrono::duration<double>(Clock::now() - start).count());
   }
   return collector.stats();
+}
+
+int steps_per_graph(int copies) { return std::max(copies, 8); }
+
+TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
+                      const StepBuffers& buffers, const TimingOptions& options,
+                      cudaStream_t stream) {
+  // Each sample walks every copy once, so a copy is re-read only after the others pushed it out.
+  const int count = options.use_graph ? steps_per_graph(data.copies()) : data.copies();
+  std::vector<StepLaunch> steps;
+  for (int i = 0; i < count; ++i) {
+    DecodeParams p = data.params(i % data.copies(), partitions);
+    buffers.attach(p);
+    steps.push_back([&kernel, p](cudaStream_t s) { return kernel.launch(p, s); });
+  }
+  return time_launches(steps, options, stream, kernel.name);
 }
 
 }  // namespace mha

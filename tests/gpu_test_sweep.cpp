@@ -72,6 +72,10 @@ TEST_F(Sweep, TinySweepWritesPassedTimedRows) {
     EXPECT_GT(row.time.median_us, 0);
     EXPECT_GT(row.time.samples, 0);
     EXPECT_GT(row.achieved_gbps, 0);
+    // The floor is a plain read of the same visible bytes, launched the same way: measured for
+    // every problem, and no step runs far below it.
+    EXPECT_GT(row.floor_us, 0) << row.problem.name;
+    EXPECT_GT(row.time.median_us, 0.5 * row.floor_us) << row.kernel << " " << row.problem.name;
   }
 }
 

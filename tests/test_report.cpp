@@ -51,6 +51,7 @@ ResultRow full_row() {
   r.bytes = 123456789.0;
   r.achieved_gbps = 3456.5;
   r.peak_fraction = 0.78125;
+  r.floor_us = 6.25;
   r.rel_l2_error = std::nan("");
   r.max_abs_error = INFINITY;
   r.sm_clock_mhz = 1980;
@@ -127,6 +128,7 @@ void expect_same(const ResultRow& a, const ResultRow& b) {
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_EQ(a.achieved_gbps, b.achieved_gbps);
   EXPECT_EQ(a.peak_fraction, b.peak_fraction);
+  EXPECT_EQ(a.floor_us, b.floor_us);
   EXPECT_EQ(std::isnan(a.rel_l2_error), std::isnan(b.rel_l2_error));
   if (!std::isnan(a.rel_l2_error)) {
     EXPECT_EQ(a.rel_l2_error, b.rel_l2_error);
@@ -283,6 +285,7 @@ TEST(ReportCsv, OneLinePerRowWithEveryColumn) {
                         "mean_us",      "stdev_us",
                         "samples",      "bytes",
                         "gbps",         "peak_fraction",
+                        "floor_us",     "time_over_floor",
                         "rel_l2_error", "max_abs_error",
                         "sm_clock_mhz", "throttled",
                         "device",       "batch",

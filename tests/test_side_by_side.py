@@ -19,13 +19,15 @@ PROBLEM = {"name": "p_n1024", "batch": 1, "heads": 32, "kv_heads": 8, "depth": 1
            "chunk": 0, "has_sink": False, "keys": 1024, "lengths": ""}
 
 
-def row(kernel, partitions, us, status="passed", problem=PROBLEM):
+def row(kernel, partitions, us, status="passed", problem=PROBLEM, floor_us=0.0):
     return {"kernel": kernel, "partitions": partitions, "status": status, "problem": dict(problem),
-            "time": {"median_us": us}, "bytes": 4.2e6 if partitions == 1 else 4.5e6}
+            "time": {"median_us": us}, "bytes": 4.2e6 if partitions == 1 else 4.5e6,
+            "floor_us": floor_us}
 
 
 OURS = {"metadata": {"gpu_name": "NVIDIA H200", "peak_read_gbps": 4200.0, "git_commit": "abc"},
-        "rows": [row("decode_a", 1, 12.0), row("decode_a", 4, 8.0), row("decode_b", 4, 7.0)]}
+        "rows": [row("decode_a", 1, 12.0, floor_us=3.5), row("decode_a", 4, 8.0, floor_us=3.5),
+                 row("decode_b", 4, 7.0, floor_us=3.5)]}
 PEERS = {"metadata": {"git_commit": "abc", "peer_packages": {"flashinfer": "0.5.3"}},
          "rows": [row("peer_flashinfer_xqa", 1, 10.0), row("peer_torch_sdpa_flash", 1, 0.0,
                                                               "not_supported")]}
@@ -50,9 +52,9 @@ class SideBySideTest(unittest.TestCase):
         line = next(l for l in r.stdout.splitlines() if l.startswith("| p_n1024"))
         cells = [c.strip() for c in line.strip("|").split("|")]
         # problem, cache, default (select's decode_a at P=4), best (decode_b), FI xqa, SDPA FA2,
-        # floor (P=1 bytes / peak), best peer, ratio = 10 / 8
+        # floor (P=1 bytes / peak), measured read floor, best peer, ratio = 10 / 8
         self.assertEqual(cells, ["p_n1024", "uniform, paged16", "8.00 (4)", "7.00 (4)", "10.00",
-                                 "n/s", "1.00", "FI xqa", "1.25"])
+                                 "n/s", "1.00", "3.50", "FI xqa", "1.25"])
         self.assertIn("**1.250**", r.stdout)
         self.assertIn("more than 2% slower than the best peer: 0", r.stdout)
 

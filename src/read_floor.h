@@ -1,0 +1,20 @@
+// A problem's floor: the time a plain streaming read of exactly its visible K/V bytes takes when
+// launched like a decode step (graph replay over rotated copies, the same stopping rule). For
+// short steps this, not bytes / peak bandwidth, is the honest limit: a 2 MB read already costs
+// about 3 us in a graph on the H200 (shared/GPU.md).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "stats.h"
+#include "step_timer.h"
+
+namespace mha {
+
+// Median microseconds of one read of `kv_bytes`, rotating over `copies` buffers of that size
+// (as the step rotates its input copies). Throws CudaError on a CUDA failure, including an
+// allocation the free memory cannot hold.
+TimingStats time_read_floor(double kv_bytes, int copies, const TimingOptions& options,
+                            cudaStream_t stream);
+
+}  // namespace mha
