@@ -6,6 +6,8 @@ the order FlashInfer and SDPA read natively); a contiguous cache is the same mem
 per sequence, [batch, kv_heads, keys, d]. mha-tune's own caches are NHD ([.., keys, kv_heads, d]):
 both stream whole 256-byte (d128) key rows, and the bytes a step must read are the same.
 """
+import itertools
+
 from .suite import is_ragged
 
 FLASHINFER_VERSION_TRIED = "0.5.3"
@@ -157,6 +159,12 @@ def _fi_dtype(torch, p):
     return {"bf16": torch.bfloat16, "fp16": torch.float16}[p["dtype"]]
 
 
+def _outputs(torch, p):
+    """Two [batch, heads, d] outputs that consecutive steps alternate between."""
+    return [torch.empty(p["batch"], p["heads"], p["depth"], dtype=_fi_dtype(torch, p),
+                        device="cuda") for _ in range(2)]
+
+
 class FlashInferPagedPeer(Peer):
     """FlashInfer's paged APIs split a sequence's keys at page granularity, so one page per
     sequence would run a batch-1 step on a handful of blocks (measured on the H200: 197 us at 2,048
@@ -184,10 +192,9 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
 
     def prepare(self, torch, p, data):
         import flashinfer
-        b = p["batch"]
         ps = data.page_size
         counts = data.page_counts
-        indptr = torch.tensor([0] + list(_cumsum(counts)), dtype=torch.int32, device="cuda")
+        indptr = torch.tensor([0, *itertools.accumulate(counts)], dtype=torch.int32, device="cuda")
         indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
         last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
                             dtype=torch.int32, device="cuda")
@@ -201,8 +208,7 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
         wrapper.plan(indptr, indices, last, p["heads"], p["kv_heads"], p["depth"], ps,
                      window_left=window_left, q_data_type=_fi_dtype(torch, p),
                      kv_data_type=_fi_dtype(torch, p), sm_scale=p["scale"])
-        outs = [torch.empty(b, p["heads"], p["depth"], dtype=_fi_dtype(torch, p), device="cuda")
-                for _ in range(2)]
+        outs = _outputs(torch, p)
 
         def call(i):
             out = outs[i % 2]
@@ -230,9 +236,8 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
         # The API asks for uint32 lengths; an older torch without that dtype passes int32.
         seq_lens = data.lengths.to(getattr(torch, "uint32", torch.int32))
         window_left = p["window"] - 1 if p["mask"] == "window" else -1
-        max_len = data.table.shape[1] * data.page_size
-        outs = [torch.empty(p["batch"], p["heads"], p["depth"], dtype=_fi_dtype(torch, p),
-                            device="cuda") for _ in range(2)]
+        max_len = data.max_keys
+        outs = _outputs(torch, p)
 
         def call(i):
             out = outs[i % 2]
@@ -264,9 +269,8 @@ class FlashInferCudnnPeer(FlashInferPagedPeer):
         from flashinfer.cudnn import cudnn_batch_decode_with_kv_cache
         workspace = torch.zeros(128 << 20, dtype=torch.uint8, device="cuda")
         lens = data.lengths.view(p["batch"], 1, 1, 1).contiguous()
-        max_len = data.table.shape[1] * data.page_size
-        outs = [torch.empty(p["batch"], p["heads"], p["depth"], dtype=_fi_dtype(torch, p),
-                            device="cuda") for _ in range(2)]
+        max_len = data.max_keys
+        outs = _outputs(torch, p)
 
         def call(i):
             out = outs[i % 2]
@@ -281,13 +285,6 @@ class FlashInferCudnnPeer(FlashInferPagedPeer):
 
 class NotSupported(Exception):
     """A peer found at run time that it cannot compute the problem (e.g. SDPA refusing)."""
-
-
-def _cumsum(v):
-    total = 0
-    for x in v:
-        total += x
-        yield total
 
 
 PEERS = {peer.name: peer for peer in (

@@ -23,6 +23,7 @@ class CaseData:
         rows, pages = page_table(p["lengths"], self.page_size, seed, layout.shuffled)
         self.page_counts = [(n + self.page_size - 1) // self.page_size for n in p["lengths"]]
         self.table = torch.tensor(rows, dtype=torch.int32, device="cuda")
+        self.max_keys = len(rows[0]) * self.page_size  # keys the page table can address
         self.lengths = torch.tensor(p["lengths"], dtype=torch.int32, device="cuda")
         gen = torch.Generator(device="cuda")
         gen.manual_seed(seed)
