@@ -176,6 +176,10 @@ MergeResult merge_reports(const std::vector<MergeInput>& inputs, bool allow_diff
   // Shards run side by side (an array job): the merged sweep took as long as the longest.
   for (const MergeInput* in : ordered)
     result.meta.wall_time_s = std::max(result.meta.wall_time_s, in->report.meta.wall_time_s);
+  // A merge of nothing would write an empty report that later gates pass on.
+  if (result.rows.empty())
+    throw UsageError(fmt::format("merge: the {} report(s) hold no rows: nothing to merge",
+                                 inputs.size()));
   return result;
 }
 

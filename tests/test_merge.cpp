@@ -124,6 +124,16 @@ TEST(Merge, DuplicateRowIsReportedAndFirstKept) {
   EXPECT_TRUE(merged.complete());
 }
 
+TEST(Merge, ReportsWithoutRowsAreRefused) {
+  RunMetadata m = sweep_meta();
+  EXPECT_THROW(merge_reports({{"empty.json", {m, {}}}}, false), UsageError);
+  m.shard_index = 1;
+  m.shard_count = 2;
+  RunMetadata m0 = m;
+  m0.shard_index = 0;
+  EXPECT_THROW(merge_reports({{"s0.json", {m0, {}}}, {"s1.json", {m, {}}}}, false), UsageError);
+}
+
 TEST(Merge, MissingShardExitsOne) {
   const std::vector<std::string> files = write_shards(sweep_rows(), "missing");
   const MergeResult merged = merge_reports(
@@ -139,6 +149,7 @@ TEST(Merge, DifferentGpuRefusedUnlessAllowed) {
     inputs[s].report.meta = sweep_meta();
     inputs[s].report.meta.shard_index = s;
     inputs[s].report.meta.shard_count = 2;
+    inputs[s].report.rows = {sweep_rows()[s]};
   }
   inputs[1].report.meta.gpu_name = "NVIDIA H100 80GB HBM3";
   try {
