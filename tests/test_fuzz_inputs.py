@@ -341,6 +341,14 @@ class FuzzInputs(unittest.TestCase):
             name = f"report_{i}.json"
             cmd = commands[i % len(commands)]("{" + name + "}")
             cases.append(Case(f"report {label} ({cmd[0]})", cmd, {name: data}))
+        # A report without rows gives select, merge and export nothing to work on. (compare
+        # fails such a candidate with exit 1, "no pair matched": a failed gate, not bad usage.)
+        empty = dict(self.report, rows=[])
+        for i, cmd in enumerate(commands[2:]):
+            name = f"report_empty_{i}.json"
+            argv = cmd("{" + name + "}")
+            cases.append(Case(f"report without rows ({argv[0]})", argv,
+                              {name: json.dumps(empty).encode()}))
         return cases
 
     # -- the test ----------------------------------------------------------------------------
