@@ -105,6 +105,7 @@ def run_worker(peer, problems, env, timeout_s, workdir):
                     else:
                         done[entry["row"]["problem"]["name"]] = entry["row"]
                         in_flight = None
+        progressed = any(p["name"] in done for p in pending)
         for p in pending:
             if p["name"] in done:
                 rows.append(done[p["name"]])
@@ -117,7 +118,10 @@ def run_worker(peer, problems, env, timeout_s, workdir):
             why = signal_text(rc)
         elif not why:
             why = f"worker exited with {rc}"
-        if in_flight is None:  # died before any problem (an import, a JIT build): all fail
+        if in_flight is None:
+            if progressed:  # it stopped between problems (a sticky CUDA error): a new process
+                continue
+            # It died before any problem (an import, a JIT build): the rest would too.
             rows += [report.make_row(peer.name, p, "failed", f"{why}: {tail}") for p in pending]
             break
         crashed = next(p for p in pending if p["name"] == in_flight)
@@ -196,7 +200,7 @@ def run(args, problems, peers):
             rows += got
             for r in got:
                 print(f"  {r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
-                      f"{report._fmt(r['time']['median_us'], '.2f'):>9} us  {r['reason'][:120]}",
+                      f"{report.fmt_value(r['time']['median_us'], '.2f'):>9} us  {r['reason'][:120]}",
                       flush=True)
             print(f"  ({peer.name}: {len(group)} problem(s) in {time.time() - t0:.0f} s)", flush=True)
             report.write_report(path, report.make_report(meta, rows))  # nothing measured is lost

@@ -210,11 +210,15 @@ with open(job["journal"], "a") as j:
             os.kill(os.getpid(), signal.SIGSEGV)
         row = {"problem": {"name": p["name"]}, "status": "passed", "kernel": "peer_" + job["peer"]}
         j.write(json.dumps({"row": row}) + "\n"); j.flush()
+        if p["name"].endswith("_n11"):
+            sys.exit(3)  # as after a sticky CUDA error: the rest need a new process
 '''
 
 
 class CrashIsolationTest(unittest.TestCase):
-    def test_segfault_fails_one_problem_and_the_rest_go_on(self):
+    def test_crash_fails_only_the_problem_in_flight(self):
+        """A worker that stops between problems (exit 3 after n11) is replaced without failing
+        anything; one killed by a signal (n13) fails that problem alone; the rest go on."""
         with tempfile.TemporaryDirectory() as d:
             worker = os.path.join(d, "worker.py")
             with open(worker, "w") as f:

@@ -18,10 +18,6 @@ def number(v):
     return v
 
 
-def lengths_field(p):
-    return p["lengths_name"]
-
-
 def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0, max_abs=0.0,
              device=0):
     t = time_us or {"median_us": 0.0, "min_us": 0.0, "mean_us": 0.0, "stdev_us": 0.0, "samples": 0}
@@ -35,7 +31,7 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
                "kv_heads": p["kv_heads"], "depth": p["depth"], "dtype": p["dtype"],
                "out_dtype": p["out_dtype"], "kv": p["kv"], "page_size": p["page_size"],
                "mask": p["mask"], "window": p["window"], "chunk": p["chunk"], "has_sink": p["has_sink"],
-               "keys": p["keys"], "lengths": lengths_field(p)}
+               "keys": p["keys"], "lengths": p["lengths_name"]}
     return {"kernel": f"peer_{peer}", "traits": traits, "problem": problem,
             "partitions": 1, "status": status, "reason": reason,
             "time": {k: number(float(v)) if k != "samples" else int(v) for k, v in t.items()},
@@ -70,7 +66,8 @@ def write_report(path, report):
     os.replace(tmp, path)
 
 
-def _fmt(v, spec):
+def fmt_value(v, spec):
+    """A number with `spec`; the strings report_json writes for NaN and infinities as they are."""
     return v if isinstance(v, str) else format(v, spec)
 
 
@@ -78,6 +75,6 @@ def format_table(rows):
     lines = [f"{'problem':<44} {'peer':<26} {'status':<13} {'median us':>10} {'GB/s':>7} {'peak':>6}"]
     for r in rows:
         lines.append(f"{r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
-                     f"{_fmt(r['time']['median_us'], '.2f'):>10} {_fmt(r['achieved_gbps'], '.0f'):>7} "
-                     f"{_fmt(r['peak_fraction'], '.2f'):>6}")
+                     f"{fmt_value(r['time']['median_us'], '.2f'):>10} {fmt_value(r['achieved_gbps'], '.0f'):>7} "
+                     f"{fmt_value(r['peak_fraction'], '.2f'):>6}")
     return "\n".join(lines)
