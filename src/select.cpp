@@ -713,6 +713,17 @@ std::string selection_summary(const Selection& s) {
       out += fmt::format("| {} | {} | {:.3f} | {:.3f} | {} | {} |\n", c.rule, c.problems,
                          c.geomean_cost, c.worst_cost, c.snapped, c.not_measured);
     }
+    const std::vector<SplitRuleProblem>& details = s.split_rules.front().details;
+    const auto unknown =
+        std::count_if(details.begin(), details.end(),
+                      [](const SplitRuleProblem& d) { return !d.is_lengths_known; });
+    // The report keeps a long ragged list as "ragged<n>x<max>": rules that read every length
+    // (flashinfer) see n sequences of the max length there.
+    if (unknown > 0)
+      out += fmt::format(
+          "\n{} ragged problem(s) without their lengths in the report: every sequence taken at "
+          "the max length (flashinfer counts chunks per sequence)\n",
+          unknown);
   }
   return out;
 }
