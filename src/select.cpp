@@ -16,6 +16,7 @@
 
 #include "errors.h"
 #include "journal.h"
+#include "split_rules.h"
 
 namespace mha {
 
@@ -59,15 +60,7 @@ using Subset = std::vector<const MeasuredProblem*>;
 double time_near(const MeasuredProblem& q, const std::string& tile, int p) {
   auto it = q.times.find(tile);
   if (it == q.times.end() || it->second.empty()) return -1;
-  double best_dist = std::numeric_limits<double>::infinity(), t = -1;
-  for (const auto& [parts, us] : it->second) {
-    const double dist = std::fabs(std::log2(static_cast<double>(parts)) - std::log2(p));
-    if (dist < best_dist - 1e-12) {
-      best_dist = dist;
-      t = us;
-    }
-  }
-  return t;
+  return snap_partitions(it->second, p).time_us;
 }
 
 std::vector<BucketChoice> choose_buckets(const Subset& problems) {
@@ -197,6 +190,49 @@ double lookup_cost(const Selection& s, const MeasuredProblem& q) {
   if (!l.bucket) return -1;
   const double t = time_near(q, tile_id(l.bucket->traits), l.partitions);
   return t < 0 ? -1 : t / q.best_us;
+}
+
+// Each named split rule on every problem: the bucket default's tile at the rule's P (snapped to
+// the nearest measured P within a factor 2), against the best time measured for the problem.
+std::vector<SplitRuleCost> split_rule_costs(const Selection& s, const Subset& problems) {
+  std::vector<SplitRuleCost> out;
+  for (const SplitRule& rule : split_rules()) {
+    SplitRuleCost c;
+    c.rule = rule.name;
+    double log_sum = 0;
+    for (const MeasuredProblem* q : problems) {
+      const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
+      if (!b) continue;
+      SplitRuleInput in;
+      in.shape = q->shape;
+      in.sm_count = s.sm_count;
+      in.tile = b->traits;
+      in.fitted = s.rule;
+      SplitRuleProblem d;
+      d.problem = q->shape.name;
+      d.partitions = rule.partitions(in);
+      sequence_lengths(q->shape, &d.is_lengths_known);
+      const auto it = q->times.find(tile_id(b->traits));
+      const SnappedTime t =
+          it == q->times.end() ? SnappedTime{} : snap_partitions(it->second, d.partitions);
+      d.is_measured = t.is_measured;
+      d.is_snapped = t.is_snapped;
+      if (t.is_measured) {
+        d.measured_partitions = t.partitions;
+        d.cost = t.time_us / q->best_us;
+        log_sum += std::log(d.cost);
+        c.worst_cost = std::max(c.worst_cost, d.cost);
+        ++c.problems;
+        c.snapped += d.is_snapped;
+      } else {
+        ++c.not_measured;
+      }
+      c.details.push_back(d);
+    }
+    c.geomean_cost = c.problems ? std::exp(log_sum / c.problems) : 0;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 int bucket_distance(const BucketKey& a, const BucketKey& b) {
@@ -428,6 +464,7 @@ Selection select_defaults(const std::vector<Report>& reports,
       s.holdout.push_back(h);
     }
   }
+  s.split_rules = split_rule_costs(s, all);
   return s;
 }
 
@@ -470,6 +507,26 @@ json selection_to_json(const Selection& s) {
                            {"geomean_cost", h.geomean_cost},
                            {"worst_cost", h.worst_cost}});
   }
+  json rules = json::array();
+  for (const SplitRuleCost& c : s.split_rules) {
+    json per_problem = json::array();
+    for (const SplitRuleProblem& d : c.details) {
+      per_problem.push_back(json{{"problem", d.problem},
+                                 {"partitions", d.partitions},
+                                 {"measured_partitions", d.measured_partitions},
+                                 {"snapped", d.is_snapped},
+                                 {"measured", d.is_measured},
+                                 {"lengths_known", d.is_lengths_known},
+                                 {"cost", d.cost}});
+    }
+    rules.push_back(json{{"rule", c.rule},
+                         {"problems", c.problems},
+                         {"not_measured", c.not_measured},
+                         {"snapped", c.snapped},
+                         {"geomean_cost", c.geomean_cost},
+                         {"worst_cost", c.worst_cost},
+                         {"per_problem", per_problem}});
+  }
   return json{{"schema_version", 1},
               {"gpu_name", s.gpu_name},
               {"sm_count", s.sm_count},
@@ -490,7 +547,14 @@ json selection_to_json(const Selection& s) {
                 {"geomean", s.geomean_cost},
                 {"worst", s.worst_cost},
                 {"problems", problems},
-                {"holdout_by_length", holdout}}}};
+                {"holdout_by_length", holdout}}},
+              {"split_rules",
+               {{"definition",
+                 "each rule's partitions with the bucket default's tile, at the nearest measured "
+                 "partitions within a factor 2 (snapped when not the rule's own); cost = that "
+                 "time / best time measured for the problem; problems with none within a factor "
+                 "2 are not measured and left out"},
+                {"rules", rules}}}};
 }
 
 std::string selection_header(const Selection& s) {
@@ -638,6 +702,28 @@ std::string selection_summary(const Selection& s) {
       out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", h.keys, h.problems, h.uncovered,
                          h.geomean_cost, h.worst_cost);
     }
+  }
+  if (!s.split_rules.empty()) {
+    out +=
+        "\nSplit rules on the bucket defaults' tiles (cost = time / best measured; P snapped to "
+        "the nearest measured within a factor 2):\n\n"
+        "| rule | problems | geomean | worst | snapped | not measured |\n"
+        "|---|---:|---:|---:|---:|---:|\n";
+    for (const SplitRuleCost& c : s.split_rules) {
+      out += fmt::format("| {} | {} | {:.3f} | {:.3f} | {} | {} |\n", c.rule, c.problems,
+                         c.geomean_cost, c.worst_cost, c.snapped, c.not_measured);
+    }
+    const std::vector<SplitRuleProblem>& details = s.split_rules.front().details;
+    const auto unknown =
+        std::count_if(details.begin(), details.end(),
+                      [](const SplitRuleProblem& d) { return !d.is_lengths_known; });
+    // The report keeps a long ragged list as "ragged<n>x<max>": rules that read every length
+    // (flashinfer) see n sequences of the max length there.
+    if (unknown > 0)
+      out += fmt::format(
+          "\n{} ragged problem(s) without their lengths in the report: every sequence taken at "
+          "the max length (flashinfer counts chunks per sequence)\n",
+          unknown);
   }
   return out;
 }

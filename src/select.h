@@ -79,6 +79,27 @@ struct HoldoutCost {
   double geomean_cost = 0, worst_cost = 0;
 };
 
+// One named split rule (split_rules.h) on one problem: the bucket default's tile at the rule's P,
+// or at the nearest measured P within a factor 2 (snapped).
+struct SplitRuleProblem {
+  std::string problem;
+  int partitions = 1;           // what the rule asks for
+  int measured_partitions = 0;  // what was timed in its place (0: none within a factor 2)
+  bool is_snapped = false;
+  bool is_measured = false;
+  bool is_lengths_known = true;  // false: the report kept only the ragged batch's size and max
+  double cost = 0;               // time / best time measured for the problem (0: not measured)
+};
+
+struct SplitRuleCost {
+  std::string rule;
+  int problems = 0;      // measured (within a factor 2), in the figures
+  int not_measured = 0;  // no P within a factor 2 of the rule's: left out of the figures
+  int snapped = 0;
+  double geomean_cost = 0, worst_cost = 0;
+  std::vector<SplitRuleProblem> details;
+};
+
 struct Selection {
   std::string gpu_name;
   int sm_count = 0;
@@ -88,7 +109,8 @@ struct Selection {
   std::vector<BucketChoice> buckets;  // sorted by key
   std::vector<ProblemCost> problems;
   double geomean_cost = 0, worst_cost = 0;
-  std::vector<HoldoutCost> holdout;  // empty with fewer than two distinct lengths
+  std::vector<HoldoutCost> holdout;        // empty with fewer than two distinct lengths
+  std::vector<SplitRuleCost> split_rules;  // one per split_rules() entry, in that order
 };
 
 // What select_config (the generated header) answers, computed on the host the same way.
