@@ -1,5 +1,5 @@
 // Subcommands of the mha-tune CLI. Each add_* registers one subcommand on the app; its callback
-// runs the command and records the exit code with set_command_exit (DESIGN.md's codes).
+// runs the command and records the exit code with set_command_exit (docs/design.md's codes).
 // Errors are thrown (UsageError -> 2, CudaError -> 3) and mapped to exit codes in main.cpp.
 #pragma once
 

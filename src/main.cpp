@@ -1,5 +1,5 @@
 // mha-tune: benchmarks and autotunes a flash-decoding attention kernel family.
-// Subcommands live in cmd_*.cpp; this file maps errors to DESIGN.md's exit codes.
+// Subcommands live in cmd_*.cpp; this file maps errors to docs/design.md's exit codes.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

@@ -58,7 +58,7 @@ std::vector<ProblemSpec> collect_problem_specs(const std::vector<std::string>& i
 std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& traits,
                                  std::string* why_not);
 
-// Built-in suites: "basic" (verify's default) and "edge" (DESIGN.md's edge cases), per kernel.
+// Built-in suites: "basic" (verify's default) and "edge" (docs/design.md's edge cases), per kernel.
 std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits& traits);
 
 // Stable identity of a problem in reports: every field that changes what is computed.

@@ -1,5 +1,5 @@
 // Reference attention: float64 on the CPU for small problems, a simple fp32 kernel on the GPU for
-// large ones (tested against the CPU one). Both follow the contract in DESIGN.md key by key.
+// large ones (tested against the CPU one). Both follow the contract in docs/design.md key by key.
 #pragma once
 
 #include <cuda_runtime.h>

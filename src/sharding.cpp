@@ -18,11 +18,11 @@ namespace mha {
 
 namespace {
 
-// 40 us at 4.4 TB/s (DESIGN.md's H200 streaming-read peak): per-point work that does not scale
+// 40 us at 4.4 TB/s (docs/design.md's H200 streaming-read peak): per-point work that does not scale
 // with the keys (launches, the verification pass, sampling set-up).
 constexpr double kPointOverheadBytes = 40e-6 * 4.4e12;
 
-// Keys the mask leaves visible to the last query of a sequence of n keys (DESIGN.md's masks).
+// Keys the mask leaves visible to the last query of a sequence of n keys (docs/design.md's masks).
 double visible_keys(const ProblemShape& s, int n) {
   if (s.mask == "window" && s.window > 0) return std::min(n, s.window);
   if (s.mask == "chunked" && s.chunk > 0) return n - ((n - 1) / s.chunk) * s.chunk;
