@@ -1,6 +1,7 @@
 // `mha-tune sweep`: every selected kernel over a problem suite and every partition count asked
-// for; each point verified, then timed (docs/design.md "Measurement"), journaled as it finishes, and
-// written as JSON and CSV reports at the end (or on a sticky error, after the journal is flushed).
+// for; each point verified, then timed (docs/design.md "Measurement"), journaled as it
+// finishes, and written as JSON and CSV reports at the end (or on a sticky error, after the
+// journal is flushed).
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 

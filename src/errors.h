@@ -1,5 +1,5 @@
-// Typed errors and the exit codes of docs/design.md: 0 success, 1 verification failure or regression,
-// 2 bad usage or configuration, 3 CUDA or environment failure.
+// Typed errors and the exit codes of docs/design.md: 0 success, 1 verification failure or
+// regression, 2 bad usage or configuration, 3 CUDA or environment failure.
 #pragma once
 
 #include <cuda_runtime.h>
