@@ -14,6 +14,7 @@
 
 #include "../kernels/masks.cuh"
 #include "errors.h"
+#include "length_mix.h"
 #include "list_syntax.h"
 #include "report_json.h"
 
@@ -38,7 +39,7 @@ constexpr long long kMaxPartitions = 1024;
 const std::vector<std::string> kSpecKeys = {
     "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
     "mask", "window", "chunk", "sink", "keys", "lengths", "partitions", "q_std", "sink_mean",
-    "scale"};
+    "scale", "mix", "mix_seed"};
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
   try {
@@ -144,6 +145,8 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     spec.sink = value == "true" || value == "1";
   } else if (key == "keys") ints(spec.keys);
   else if (key == "lengths") ints(spec.lengths);
+  else if (key == "mix") { check_choice(o, key, value, length_mix_names()); spec.mix = value; }
+  else if (key == "mix_seed") spec.mix_seed = parse_non_negative(o, key, value);
   else if (key == "partitions") {  // a list of counts, where "auto" adds the partition rule's pick
     spec.partitions.clear();
     spec.partitions_auto = false;
@@ -347,6 +350,27 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
       p.shape.name = problem_name(p);
     out.push_back(p);
   };
+  if (spec.mix) {  // one seeded ragged batch per keys value (the mix's scale)
+    if (!spec.lengths.empty())
+      throw UsageError(fmt::format("{}: keys 'mix' and 'lengths' both give the lengths: keep one",
+                                   spec.origin));
+    if (!spec.batch)
+      throw UsageError(fmt::format("{}: key 'batch' is required with 'mix'", spec.origin));
+    if (spec.keys.empty())
+      throw UsageError(fmt::format("{}: key 'keys' (the mix's scale) is required with 'mix'",
+                                   spec.origin));
+    const int seed = spec.mix_seed.value_or(1);
+    for (int n : spec.keys) {
+      Problem p = base;
+      p.lengths = mix_lengths(*spec.mix, *spec.batch, n, seed, kMaxKeys, spec.origin);
+      p.shape.batch = *spec.batch;
+      p.shape.keys = p.max_length();
+      p.shape.lengths = mix_name(*spec.mix, *spec.batch, n, seed);
+      finish(p);
+      if (spec.name) out.back().shape.name = fmt::format("{}_n{}", *spec.name, n);
+    }
+    return out;
+  }
   if (!spec.lengths.empty()) {
     if (spec.batch && *spec.batch != static_cast<int>(spec.lengths.size()))
       throw UsageError(fmt::format("{}: key 'batch': {} disagrees with the {} lengths given",

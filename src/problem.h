@@ -38,6 +38,8 @@ struct ProblemSpec {
   std::optional<bool> sink;
   std::vector<int> keys;            // several lengths: one problem each
   std::vector<int> lengths;         // explicit ragged lengths (batch = size)
+  std::optional<std::string> mix;   // a seeded length mix (length_mix.h), one per keys value
+  std::optional<int> mix_seed;
   std::vector<int> partitions;
   bool partitions_auto = false;
   std::optional<float> q_std, sink_mean, scale;

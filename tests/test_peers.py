@@ -102,6 +102,38 @@ class ParseTest(unittest.TestCase):
                 self.assertRegex(r.stdout, r"(?m)^" + re.escape(p["name"]) + r"\s", text)
 
 
+class LengthMixTest(unittest.TestCase):
+    def test_mixes_and_names(self):
+        self.assertEqual(suite.mix_lengths("uniform", 3, 70, 1), [70, 70, 70])
+        one = suite.mix_lengths("one_long", 32, 65536, 1)
+        self.assertEqual(one[0], 65536)
+        self.assertTrue(all(256 <= n <= 1024 for n in one[1:]))
+        self.assertNotEqual(suite.mix_lengths("lognormal", 9, 4096, 1),
+                            suite.mix_lengths("lognormal", 9, 4096, 2))
+        p = problems("mix=many_long,batch=4,keys=8192,mix_seed=3")[0]
+        self.assertEqual(p["lengths_name"], "many_long4x8192s3")
+        self.assertEqual(p["keys"], max(p["lengths"]))
+        self.assertEqual(problems("name=c,mix=lognormal,batch=2,keys=64")[0]["name"], "c_n64")
+        for bad in ["mix=lognormal,keys=5", "mix=gamma,batch=2,keys=5",
+                    "mix=uniform,batch=2,keys=5,lengths=1:2"]:
+            with self.assertRaises(suite.UsageError, msg=bad):
+                problems(bad)
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
+    def test_same_lengths_as_mha_tune(self):
+        """Python draws the batch mha-tune draws: same name, longest length and step bytes."""
+        for mix in ("lognormal", "one_long", "many_long", "uniform"):
+            for keys, seed in ((4096, 1), (131072, 7), (3, 2)):
+                text = f"mix={mix},batch=24,keys={keys},mix_seed={seed},dtype=bf16,kv=contig"
+                r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--json", "--problem", text],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                ours = json.loads(r.stdout)["problems"][0]
+                p = problems(text)[0]
+                self.assertEqual((ours["name"], ours["keys"], ours["bytes_per_step"]),
+                                 (p["name"], p["keys"], suite.step_bytes(p)), text)
+
+
 class BytesAndPagesTest(unittest.TestCase):
     def test_bytes_as_mha_tune(self):
         p = problems("b=1,h=32,kv_heads=8,n=512")[0]

@@ -3,6 +3,7 @@ expanded and named exactly as src/problem.cpp does, so that peer rows and mha-tu
 suite join on the problem name. Also the bytes a step must move and the page tables peers read.
 Standard library only (the tests and --dry-run import no torch)."""
 import json
+import math
 import random
 
 # The keys of src/problem.cpp's set_field that change what a peer computes or how it is named,
@@ -10,9 +11,11 @@ import random
 ALIASES = {"b": "batch", "h": "heads", "n": "keys", "d": "depth"}
 KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
         "mask", "window", "chunk", "sink", "sink_mean", "q_std", "scale", "keys", "lengths",
-        "partitions")
+        "partitions", "mix", "mix_seed")
 CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16", "fp32"),
-           "kv": ("contig", "paged"), "mask": ("null", "causal", "window", "chunked")}
+           "kv": ("contig", "paged"), "mask": ("null", "causal", "window", "chunked"),
+           "mix": ("uniform", "lognormal", "one_long", "many_long")}
+MAX_KEYS = 1 << 24  # as src/problem.cpp
 DEPTHS = (64, 128, 256)
 
 
@@ -80,7 +83,7 @@ def parse_fields(where, items):
                 raise UsageError(f"{where}: key '{key}': lengths must be >= 1")
         elif key == "partitions":
             continue  # mha-tune's split-K counts; a peer chooses its own
-        elif key in ("page_size", "window", "chunk"):
+        elif key in ("page_size", "window", "chunk", "mix_seed"):
             spec[key] = _one_int(where, key, value, 0)
         else:
             spec[key] = _one_int(where, key, value, 1)
@@ -127,6 +130,44 @@ def read_suite(path):
             raise UsageError(f"{where}: expected an object")
         specs.append(dict(parse_fields(where, item.items()), origin=where))
     return specs
+
+
+class _SplitMix64:
+    """src/length_mix.cpp's generator, bit for bit."""
+    MASK = (1 << 64) - 1
+
+    def __init__(self, seed):
+        self.state = seed & self.MASK
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+        return z ^ (z >> 31)
+
+    def uniform(self):
+        return (self.next() >> 11) * 2.0 ** -53
+
+    def between(self, lo, hi):
+        return lo + int(self.uniform() * (hi - lo + 1))
+
+
+def mix_lengths(mix, batch, keys, seed):
+    """As src/length_mix.cpp mix_lengths: the seeded ragged batches peers and mha-tune share."""
+    rng, lengths = _SplitMix64(seed), []
+    for i in range(batch):
+        n = keys
+        if mix == "lognormal":
+            u1, u2 = 1.0 - rng.uniform(), rng.uniform()
+            z = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+            n = math.floor(keys * math.exp(z) + 0.5)  # llround of a positive value
+        elif mix == "one_long" and i > 0:
+            n = rng.between(max(1, keys // 256), max(1, keys // 64))
+        elif mix == "many_long":
+            n = rng.between(max(1, keys // 2), keys)
+        lengths.append(min(max(n, 1), MAX_KEYS))
+    return lengths
 
 
 def _g(x):
@@ -179,6 +220,20 @@ def expand(spec):
         base["chunk"] = 0
     base["scale"] = base["scale_given"] or base["depth"] ** -0.5
     out = []
+    if "mix" in spec:  # one seeded ragged batch per keys value, named as mha-tune names it
+        if spec.get("lengths"):
+            raise UsageError(f"{where}: keys 'mix' and 'lengths' both give the lengths: keep one")
+        if "batch" not in spec or not spec.get("keys"):
+            raise UsageError(f"{where}: keys 'batch' and 'keys' (the mix's scale) are required "
+                             "with 'mix'")
+        seed = spec.get("mix_seed", 1)
+        for n in spec["keys"]:
+            lengths = mix_lengths(spec["mix"], spec["batch"], n, seed)
+            p = dict(base, batch=spec["batch"], keys=max(lengths), lengths=lengths,
+                     lengths_name=f"{spec['mix']}{spec['batch']}x{n}s{seed}")
+            p["name"] = f"{spec['name']}_n{n}" if "name" in spec else problem_name(p)
+            out.append(p)
+        return out
     if spec.get("lengths"):
         lengths = spec["lengths"]
         if "batch" in spec and spec["batch"] != len(lengths):
