@@ -366,6 +366,7 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
       p.shape.batch = *spec.batch;
       p.shape.keys = p.max_length();
       p.shape.lengths = mix_name(*spec.mix, *spec.batch, n, seed);
+      p.shape.ragged_lengths = p.lengths;
       finish(p);
       if (spec.name) out.back().shape.name = fmt::format("{}_n{}", *spec.name, n);
     }
@@ -382,6 +383,7 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
     std::string list;
     for (int n : spec.lengths) list += (list.empty() ? "" : "-") + std::to_string(n);
     p.shape.lengths = "ragged" + list;
+    p.shape.ragged_lengths = p.lengths;
     if (list.size() > 40) p.shape.lengths = fmt::format("ragged{}x{}", spec.lengths.size(), p.shape.keys);
     finish(p);
     return out;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <sstream>
 
 #include "errors.h"
@@ -131,11 +132,18 @@ KernelTraits traits_from(const json& j, const std::string& w) {
 }
 
 json problem_json(const ProblemShape& p) {
-  return json{{"name", p.name},           {"batch", p.batch},   {"heads", p.heads},
-              {"kv_heads", p.kv_heads},   {"depth", p.depth},   {"dtype", p.dtype},
-              {"out_dtype", p.out_dtype}, {"kv", p.kv},         {"page_size", p.page_size},
-              {"mask", p.mask},           {"window", p.window}, {"chunk", p.chunk},
-              {"has_sink", p.has_sink},   {"keys", p.keys},     {"lengths", p.lengths}};
+  json j{{"name", p.name},           {"batch", p.batch},   {"heads", p.heads},
+         {"kv_heads", p.kv_heads},   {"depth", p.depth},   {"dtype", p.dtype},
+         {"out_dtype", p.out_dtype}, {"kv", p.kv},         {"page_size", p.page_size},
+         {"mask", p.mask},           {"window", p.window}, {"chunk", p.chunk},
+         {"has_sink", p.has_sink},   {"keys", p.keys},     {"lengths", p.lengths}};
+  // Ragged batches also carry every length and their total, so that reports can be bucketed and
+  // split rules priced on the real batch (the name shortens long lists).
+  if (!p.ragged_lengths.empty()) {
+    j["ragged_lengths"] = p.ragged_lengths;
+    j["total_keys"] = std::accumulate(p.ragged_lengths.begin(), p.ragged_lengths.end(), 0LL);
+  }
+  return j;
 }
 
 ProblemShape problem_from(const json& j, const std::string& w) {
@@ -155,6 +163,16 @@ ProblemShape problem_from(const json& j, const std::string& w) {
   p.has_sink = get_bool(j, w, "has_sink");
   p.keys = get_int(j, w, "keys");
   p.lengths = get_string(j, w, "lengths");
+  if (j.contains("ragged_lengths")) {  // added later: optional
+    const json& list = j["ragged_lengths"];
+    if (!list.is_array() || static_cast<int>(list.size()) != p.batch)
+      fail(w, "ragged_lengths", "expected a list of " + std::to_string(p.batch) + " lengths (batch)");
+    for (const json& n : list) {
+      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > INT32_MAX)
+        fail(w, "ragged_lengths", "expected positive integers, got " + n.dump());
+      p.ragged_lengths.push_back(n.get<int>());
+    }
+  }
   return p;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernel_registry.h"
 
@@ -26,6 +27,9 @@ struct ProblemShape {
   bool has_sink = false;
   int keys = 0;               // max length in the batch (all equal unless ragged)
   std::string lengths;        // "" when every sequence has `keys`, else "ragged:<spec>"
+  // Every sequence's length when the batch is ragged (empty when all have `keys`): the name
+  // above shortens long lists, and select's split rules read each length.
+  std::vector<int> ragged_lengths;
 };
 
 // Disposition of one row, as in the CUTLASS profiler.

@@ -43,6 +43,7 @@ int next_power_of_two(int x) {
 std::vector<int> sequence_lengths(const ProblemShape& shape, bool* is_known) {
   const int batch = std::max(shape.batch, 1);
   if (is_known) *is_known = true;
+  if (!shape.ragged_lengths.empty()) return shape.ragged_lengths;
   const std::string prefix = "ragged";
   if (shape.lengths.compare(0, prefix.size(), prefix) != 0)
     return std::vector<int>(batch, shape.keys);

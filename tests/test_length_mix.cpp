@@ -52,6 +52,7 @@ TEST(LengthMix, SpecsNameTheirMixStably) {
   EXPECT_EQ(ps[1].shape.keys, 65536);
   EXPECT_EQ(ps[1].shape.batch, 32);
   EXPECT_EQ(ps[1].lengths, mix_lengths("one_long", 32, 65536, 1, kMax, "t"));
+  EXPECT_EQ(ps[1].shape.ragged_lengths, ps[1].lengths);  // reports carry every length
   EXPECT_NE(ps[1].shape.name.find("_one_long32x65536s1"), std::string::npos) << ps[1].shape.name;
   const auto named =
       instantiate(parse_problem_spec("name=chat,mix=lognormal,batch=8,keys=4096,mix_seed=5"), t, &why);

@@ -221,7 +221,8 @@ class ReportTest(unittest.TestCase):
         for r in rep["rows"]:
             self.assertEqual(set(r), ROW_KEYS)
             self.assertEqual(set(r["traits"]), TRAIT_KEYS)
-            self.assertEqual(set(r["problem"]), PROBLEM_KEYS)
+            ragged = {"ragged_lengths", "total_keys"} if r["problem"]["lengths"] else set()
+            self.assertEqual(set(r["problem"]), PROBLEM_KEYS | ragged)
             self.assertEqual(set(r["time"]), TIME_KEYS)
             self.assertEqual((r["partitions"], r["traits"]["bm"]), (1, 0))
         self.assertEqual(rows[0]["kernel"], "peer_flashinfer_tc")
@@ -229,6 +230,7 @@ class ReportTest(unittest.TestCase):
         p = rows[1]["problem"]
         self.assertEqual((p["kv"], p["page_size"], p["mask"], p["window"], p["has_sink"],
                           p["lengths"], p["keys"]), ("paged", 128, "window", 4, True, "ragged4-9", 9))
+        self.assertEqual((p["ragged_lengths"], p["total_keys"]), ([4, 9], 13))
         self.assertEqual(report.number(float("nan")), "nan")
 
 

@@ -44,6 +44,7 @@ ResultRow full_row() {
   r.problem.has_sink = true;
   r.problem.keys = 777;
   r.problem.lengths = "ragged:1,777,300";
+  r.problem.ragged_lengths = {1, 777, 300};
   r.partitions = 9;
   r.status = Status::kIncorrect;
   r.reason = "rel_l2 \"too\" high, see: a,b\nsecond line";
@@ -117,6 +118,7 @@ void expect_same(const ResultRow& a, const ResultRow& b) {
   EXPECT_EQ(p.has_sink, q.has_sink);
   EXPECT_EQ(p.keys, q.keys);
   EXPECT_EQ(p.lengths, q.lengths);
+  EXPECT_EQ(p.ragged_lengths, q.ragged_lengths);
   EXPECT_EQ(a.partitions, b.partitions);
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
@@ -208,6 +210,16 @@ TEST(ReportJson, BadInputNamesFileAndKey) {
   j = report_to_json(full_meta(), {full_row()});
   j["metadata"]["sm_count"] = "many";
   EXPECT_NE(read_error("bad_type.json", j.dump()).find("metadata.sm_count"), std::string::npos);
+
+  j = report_to_json(full_meta(), {full_row()});
+  EXPECT_EQ(j["rows"][0]["problem"]["total_keys"], 1078);  // 1 + 777 + 300
+  j["rows"][0]["problem"]["ragged_lengths"] = {1, 777};  // batch is 3
+  EXPECT_NE(read_error("short_lengths.json", j.dump()).find("rows[0].problem.ragged_lengths"),
+            std::string::npos);
+  j["rows"][0]["problem"]["ragged_lengths"] = {1, 0, 300};
+  EXPECT_NE(read_error("zero_length.json", j.dump()).find("ragged_lengths"), std::string::npos);
+  j["rows"][0]["problem"].erase("ragged_lengths");  // older reports have none: still read
+  EXPECT_EQ(read_error("old.json", j.dump()), "(no error)");
 
   j = report_to_json(full_meta(), {});
   j["schema_version"] = 99;

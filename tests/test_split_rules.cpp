@@ -110,6 +110,11 @@ TEST(SplitRules, SequenceLengths) {
   EXPECT_EQ(sequence_lengths(input(2, 32, 8, 9, "ragged2x9").shape, &is_known),
             (std::vector<int>{9, 9}));
   EXPECT_FALSE(is_known);
+  // A report that carries every length (ragged_lengths) needs no name to parse.
+  SplitRuleInput long_list = input(2, 32, 8, 9, "ragged2x9");
+  long_list.shape.ragged_lengths = {3, 9};
+  EXPECT_EQ(sequence_lengths(long_list.shape, &is_known), (std::vector<int>{3, 9}));
+  EXPECT_TRUE(is_known);
 }
 
 TEST(SplitRules, SnapsToTheNearestMeasuredWithinAFactorTwo) {

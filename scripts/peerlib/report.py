@@ -32,6 +32,8 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
                "out_dtype": p["out_dtype"], "kv": p["kv"], "page_size": p["page_size"],
                "mask": p["mask"], "window": p["window"], "chunk": p["chunk"], "has_sink": p["has_sink"],
                "keys": p["keys"], "lengths": p["lengths_name"]}
+    if len(set(p["lengths"])) > 1:  # as report_json.cpp: every length of a ragged batch
+        problem.update(ragged_lengths=list(p["lengths"]), total_keys=sum(p["lengths"]))
     return {"kernel": f"peer_{peer}", "traits": traits, "problem": problem,
             "partitions": 1, "status": status, "reason": reason,
             "time": {k: number(float(v)) if k != "samples" else int(v) for k, v in t.items()},
