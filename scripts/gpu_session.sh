@@ -138,8 +138,8 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
       ;;
     peers)
       t0=$SECONDS
-      python3 scripts/peers.py --out "$OUT/peers" \
-        --problems "b=1,h=32,kv=8,n=512:2048:8192:32768:131072;b=8,h=32,kv=8,n=512:2048:8192:32768:131072;b=1,h=64,kv=8,n=512:2048:8192:32768:131072;b=8,h=64,kv=8,n=512:2048:8192:32768:131072;b=1,h=32,kv=32,n=512:2048:8192:32768:131072;b=8,h=32,kv=32,n=512:2048:8192:32768:131072" \
+      python3 scripts/peers.py --out "$OUT/peers" --peers flash,cudnn \
+        --problems "b=1,h=32,kv_heads=8,n=512:2048:8192:32768:131072;b=8,h=32,kv_heads=8,n=512:2048:8192:32768:131072;b=1,h=64,kv_heads=8,n=512:2048:8192:32768:131072;b=8,h=64,kv_heads=8,n=512:2048:8192:32768:131072;b=1,h=32,kv_heads=32,n=512:2048:8192:32768:131072;b=8,h=32,kv_heads=32,n=512:2048:8192:32768:131072" \
         >"$OUT/peers.log" 2>&1; rc=$?
       note "peers.py (torch SDPA flash + cudnn): rc=$rc, $((SECONDS - t0)) s"
       ;;
