@@ -30,9 +30,11 @@ def cached(name):
     return ""
 
 
-def run(cmd, **kw):
+def run(cmd):
+    # DESTDIR would move the install away from --prefix.
+    env = {k: v for k, v in os.environ.items() if k != "DESTDIR"}
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=300, **kw)
+                       timeout=300, env=env)
     if r.returncode != 0:
         raise AssertionError(f"exit {r.returncode}: {' '.join(cmd)}\n{r.stdout}")
     return r.stdout
