@@ -1,0 +1,36 @@
+# Install rules and the CMake package: `cmake --install BUILD --prefix P` lays out
+#   P/lib/libmha_kernels.a, libmha_decode.a     the exported targets mha::kernels, mha::decode
+#   P/include/mha_tune/kernels/*.cuh, mha/*.h   the public headers (kernel_registry.h includes
+#                                               "../kernels/decode_params.cuh", hence siblings)
+#   P/lib/cmake/mha_tune/                       mha_tuneConfig.cmake, its version file, targets
+#   P/bin/mha-tune
+# so that another project can `find_package(mha_tune)` and link mha::decode (examples/consumer).
+# mha_core (library code beside the CLI commands, needing CLI11, fmt, JSON) is not exported.
+include(CMakePackageConfigHelpers)
+
+set(MHA_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/mha_tune")
+
+install(TARGETS mha_kernels mha_decode EXPORT mha_tune_targets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+file(GLOB _mha_kernel_headers "${PROJECT_SOURCE_DIR}/kernels/*.cuh")
+install(FILES ${_mha_kernel_headers} DESTINATION "${MHA_INSTALL_INCLUDEDIR}/kernels")
+# What a consumer includes: the API, the registry it returns, and a measurement row's types.
+install(FILES "${PROJECT_SOURCE_DIR}/src/decode_api.h" "${PROJECT_SOURCE_DIR}/src/kernel_registry.h"
+              "${PROJECT_SOURCE_DIR}/src/result_row.h"
+        DESTINATION "${MHA_INSTALL_INCLUDEDIR}/mha")
+install(EXPORT mha_tune_targets NAMESPACE mha:: FILE mha_tuneTargets.cmake
+        DESTINATION "${MHA_INSTALL_CMAKEDIR}")
+
+if(TARGET mha-tune)
+  # The CUDA runtime's directory stays on the installed binary's RPATH.
+  set_target_properties(mha-tune PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+  install(TARGETS mha-tune RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+endif()
+
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/mha_tuneConfig.cmake.in"
+    "${CMAKE_BINARY_DIR}/mha_tuneConfig.cmake" INSTALL_DESTINATION "${MHA_INSTALL_CMAKEDIR}")
+write_basic_package_version_file("${CMAKE_BINARY_DIR}/mha_tuneConfigVersion.cmake"
+    VERSION "${PROJECT_VERSION}" COMPATIBILITY SameMinorVersion)
+install(FILES "${CMAKE_BINARY_DIR}/mha_tuneConfig.cmake"
+              "${CMAKE_BINARY_DIR}/mha_tuneConfigVersion.cmake"
+        DESTINATION "${MHA_INSTALL_CMAKEDIR}")
