@@ -187,7 +187,8 @@ NoiseFloor noise_floor_from_json(const json& j, const std::string& file) {
   f.quantile = need_number(j, w, "quantile");
   f.margin = need_number(j, w, "margin");
   f.pairs = static_cast<int>(need_number(j, w, "pairs"));
-  const json& buckets = need(j, w, "buckets");
+  // A copy: a reference returned through the temporary key string is what g++ 13 warns about.
+  const json buckets = need(j, w, "buckets");
   if (!buckets.is_array() || buckets.empty())
     throw UsageError(w + " buckets: expected a non-empty array");
   double last_max = 0;
