@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO  # noqa: E402
 MODULE = os.path.join(REPO, "cmake", "MhaGitCommit.cmake")
 CMAKE = shutil.which("cmake")
 GIT = shutil.which("git")

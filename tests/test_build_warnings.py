@@ -14,8 +14,7 @@ import subprocess
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD_DIR = os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build"))
+from mha_test_env import REPO, BUILD_DIR  # noqa: E402
 COMMANDS = os.path.join(BUILD_DIR, "compile_commands.json")
 
 

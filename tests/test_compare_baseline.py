@@ -20,12 +20,10 @@ import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 RESULTS = os.path.join(REPO, "results")
 BASELINE = os.path.join(RESULTS, "h200_2026-11-29_default.json")
 HEADER = os.path.join(REPO, "results", "mha_tune_defaults.h")
-BUILD_DIR = os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build"))
-MHA_TUNE = os.path.join(BUILD_DIR, "mha-tune")
 CXX = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
 
 

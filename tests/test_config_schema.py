@@ -15,10 +15,8 @@ import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 GEN = os.path.join(REPO, "scripts", "gen_dispatch.py")
-BUILD_DIR = os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build"))
-MHA_TUNE = os.path.join(BUILD_DIR, "mha-tune")
 CONFIGS = sorted(os.path.join(REPO, "configs", f) for f in os.listdir(os.path.join(REPO, "configs"))
                  if f.endswith(".json"))
 

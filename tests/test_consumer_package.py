@@ -14,9 +14,7 @@ import subprocess
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.path.abspath(os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build-ci")))
-BINARY = os.path.join(BUILD, "mha-tune")
+from mha_test_env import REPO, BUILD_DIR as BUILD, MHA_TUNE as BINARY  # noqa: E402
 CONSUMER = os.path.join(REPO, "examples", "consumer")
 
 

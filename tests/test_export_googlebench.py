@@ -11,9 +11,7 @@ import subprocess
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BINARY = os.path.join(os.path.abspath(os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build-ci"))),
-                      "mha-tune")
+from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
 REPORT = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
 
 

@@ -21,9 +21,7 @@ import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.path.abspath(os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build-ci")))
-BINARY = os.path.join(BUILD, "mha-tune")
+from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
 GENERATOR = os.path.join(REPO, "scripts", "gen_dispatch.py")
 SEED = int(os.environ.get("MHA_FUZZ_SEED", "20261129"))
 TIMEOUT_S = 20  # a hang: every case takes well under a second

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "gen_dispatch.py")
 TRAITS_HEADER = os.path.join(REPO, "kernels", "decode_traits.cuh")
 

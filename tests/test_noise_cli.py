@@ -15,10 +15,8 @@ import subprocess
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
-BUILD_DIR = os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build"))
-MHA_TUNE = os.path.join(BUILD_DIR, "mha-tune")
 
 
 def machine(report, seed, spread=0.04, factor=1.0):

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "peers.py")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from peerlib import backends, report, suite, timing  # noqa: E402
@@ -34,7 +34,6 @@ PROBLEM_KEYS = {"name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dty
                 "page_size", "mask", "window", "chunk", "has_sink", "keys", "lengths"}
 TIME_KEYS = {"median_us", "min_us", "mean_us", "stdev_us", "samples"}
 SERVING = os.path.join(REPO, "configs", "serving.json")
-MHA_TUNE = os.path.join(os.environ.get("MHA_BUILD_DIR", ""), "mha-tune")
 
 
 def problems(text):

@@ -11,9 +11,7 @@ import subprocess
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD_DIR = os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build"))
-MHA_TUNE = os.path.join(BUILD_DIR, "mha-tune")
+from mha_test_env import REPO, BUILD_DIR, MHA_TUNE  # noqa: E402
 
 
 def built_config():

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "side_by_side.py")
 
 PROBLEM = {"name": "p_n1024", "batch": 1, "heads": 32, "kv_heads": 8, "depth": 128, "dtype": "bf16",

@@ -22,9 +22,7 @@ import tempfile
 import time
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BINARY = os.path.join(os.path.abspath(os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build-ci"))),
-                      "mha-tune")
+from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "slurm_sweep_array.sh")
 CONFIG = os.path.join(REPO, "configs", "ci.json")
 SKIP = 77

@@ -10,9 +10,7 @@ import re
 import subprocess
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BINARY = os.path.join(os.path.abspath(os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build-ci"))),
-                      "mha-tune")
+from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
 CONFIG = os.path.join(REPO, "configs", "ci.json")
 
 

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from mha_test_env import REPO  # noqa: E402
 
 FAKE_CMAKE = r"""#!/usr/bin/env bash
 # Stand-in cmake: --version, configure (-S -B ...: records the arguments, makes B/mha-tune), build.
