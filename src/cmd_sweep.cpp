@@ -47,9 +47,6 @@
 namespace mha {
 namespace {
 
-// Free memory the floor leaves untouched beside its buffers.
-constexpr double kFloorReserveBytes = 512.0 * (1 << 20);
-
 // Ctrl-C (or SIGTERM) asks the sweep to stop after the point in flight: the journal and reports
 // then hold every finished point and --resume continues. A second Ctrl-C kills as usual.
 std::atomic<bool> g_stop_requested{false};
@@ -219,21 +216,6 @@ void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, con
   row.throttled = clock.throttled;
 }
 
-// The problem's read floor, once per problem and run; 0 (not measured) when its buffers do not
-// fit beside the problem's data, or the read fails without breaking the context.
-double measure_floor_us(const Problem& problem, int copies, const TimingOptions& timing,
-                        cudaStream_t stream) {
-  const double kv_bytes = visible_kv_bytes(problem);
-  if (kv_bytes <= 0 || kv_bytes * copies + kFloorReserveBytes > free_device_bytes()) return 0;
-  try {
-    return time_read_floor(kv_bytes, copies, timing, stream).median_us;
-  } catch (const CudaError& e) {
-    if (e.is_sticky()) throw;
-    cudaGetLastError();
-    return 0;
-  }
-}
-
 // Every point of one problem on one device; the problem's data and reference are made once.
 void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
   const Problem& problem = item.problem;
@@ -271,7 +253,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
           if (too_large.empty()) {
             data = std::make_unique<ProblemData>(problem, copies);
             ref = reference_output(problem, *data);
-            floor_us = measure_floor_us(problem, copies, ctx.timing, w.stream);
+            floor_us = problem_floor_us(problem, copies, ctx.timing, w.stream);
           }
         }
         if (!too_large.empty()) {

@@ -14,10 +14,6 @@ namespace mha {
 
 namespace {
 
-// Graph instantiation and cudaMalloc's 2 MiB rounding of large buffers take memory that no
-// buffer size shows; 256 MiB covers a sweep's graphs with room to spare.
-constexpr double kReserveBytes = 256.0 * 1024 * 1024;
-
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 }  // namespace
@@ -61,7 +57,7 @@ MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_r
   }
   if (!use_cpu_reference(problem))
     need.reference_bytes = rows * s.depth * 4.0 + rows * max_len * 4.0;
-  need.reserve_bytes = kReserveBytes;
+  need.reserve_bytes = kDeviceReserveBytes;
   return need;
 }
 

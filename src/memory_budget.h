@@ -12,6 +12,10 @@
 
 namespace mha {
 
+// Graph instantiation and cudaMalloc's 2 MiB rounding of large buffers take memory that no
+// buffer size shows; 256 MiB covers a sweep's graphs with room to spare.
+constexpr double kDeviceReserveBytes = 256.0 * 1024 * 1024;
+
 struct MemoryNeed {
   int copies = 1;
   double inputs_bytes = 0;     // every rotated copy of q, K, V as laid out, with their staging

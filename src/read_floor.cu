@@ -8,6 +8,7 @@
 #include "bandwidth_probe.h"
 #include "device_buffer.h"
 #include "errors.h"
+#include "memory_budget.h"
 
 namespace mha {
 
@@ -32,6 +33,19 @@ TimingStats time_read_floor(double kv_bytes, int copies, const TimingOptions& op
     steps.push_back([=](cudaStream_t s) { return launch_streaming_read(src, bytes, out, sms * 8, s); });
   }
   return time_launches(steps, options, stream, "the floor's streaming read");
+}
+
+double problem_floor_us(const Problem& problem, int copies, const TimingOptions& options,
+                        cudaStream_t stream) {
+  const double kv_bytes = visible_kv_bytes(problem);
+  if (kv_bytes <= 0 || kv_bytes * copies + kDeviceReserveBytes > free_device_bytes()) return 0;
+  try {
+    return time_read_floor(kv_bytes, copies, options, stream).median_us;
+  } catch (const CudaError& e) {
+    if (e.is_sticky()) throw;
+    cudaGetLastError();
+    return 0;
+  }
 }
 
 }  // namespace mha

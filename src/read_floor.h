@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include "problem.h"
 #include "stats.h"
 #include "step_timer.h"
 
@@ -16,5 +17,11 @@ namespace mha {
 // allocation the free memory cannot hold.
 TimingStats time_read_floor(double kv_bytes, int copies, const TimingOptions& options,
                             cudaStream_t stream);
+
+// A problem's floor in microseconds, once per problem and run: its visible K/V bytes over its
+// `copies` rotated copies. 0 (not measured) when the buffers do not fit beside what is already
+// allocated, or when the read fails without breaking the context; a sticky error throws.
+double problem_floor_us(const Problem& problem, int copies, const TimingOptions& options,
+                        cudaStream_t stream);
 
 }  // namespace mha
