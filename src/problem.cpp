@@ -333,7 +333,9 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   if (!kernel_matches(t, s, why_not)) return {};
 
   std::vector<Problem> out;
-  auto finish = [&](Problem p) {
+  // `name_keys`: the keys value a named spec's problem is named by ("<name>_n<keys>": the length,
+  // or a mix's scale); 0 for an explicit lengths list, which the name alone identifies.
+  auto finish = [&](Problem p, int name_keys) {
     // Past 1 TiB of K/V no GPU holds the problem; catching it here keeps sizes far from overflow.
     const double kv_bytes = 4.0 * p.shape.kv_heads * p.shape.depth *
                             std::accumulate(p.lengths.begin(), p.lengths.end(), 0.0);
@@ -342,10 +344,8 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
           "{}: problem {}: its K/V cache is {:.0f} GiB (batch {}, keys {}); "
           "more than 1 TiB fits no GPU",
           spec.origin, problem_name(p), kv_bytes / (1 << 30), p.shape.batch, p.shape.keys));
-    // A named spec names its problems "<name>_n<keys>" (one per length); else the full shape.
     if (spec.name)
-      p.shape.name =
-          spec.lengths.empty() ? fmt::format("{}_n{}", *spec.name, p.shape.keys) : *spec.name;
+      p.shape.name = name_keys > 0 ? fmt::format("{}_n{}", *spec.name, name_keys) : *spec.name;
     else
       p.shape.name = problem_name(p);
     out.push_back(p);
@@ -367,8 +367,7 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
       p.shape.keys = p.max_length();
       p.shape.lengths = mix_name(*spec.mix, *spec.batch, n, seed);
       p.shape.ragged_lengths = p.lengths;
-      finish(p);
-      if (spec.name) out.back().shape.name = fmt::format("{}_n{}", *spec.name, n);
+      finish(p, n);
     }
     return out;
   }
@@ -385,7 +384,7 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
     p.shape.lengths = "ragged" + list;
     p.shape.ragged_lengths = p.lengths;
     if (list.size() > 40) p.shape.lengths = fmt::format("ragged{}x{}", spec.lengths.size(), p.shape.keys);
-    finish(p);
+    finish(p, 0);
     return out;
   }
   if (spec.keys.empty())
@@ -395,7 +394,7 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
     p.shape.batch = spec.batch.value_or(1);
     p.shape.keys = n;
     p.lengths.assign(p.shape.batch, n);
-    finish(p);
+    finish(p, n);
   }
   return out;
 }
