@@ -49,19 +49,22 @@ mha_find_cmake_configs() {
   done
 }
 
+# mha_apt_install PACKAGE...: through apt-get (with sudo when not root); fails without apt.
+mha_apt_install() {
+  local sudo=()
+  if [[ "$(id -u)" -ne 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
+  command -v apt-get >/dev/null 2>&1 &&
+    { "${sudo[@]}" apt-get update -qq || true; } &&
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+      "$@" >&2
+}
+
 mha_install_deps() {
   local missing=()
   read -r -a missing <<<"$(mha_missing_packages)"
   [[ ${#missing[@]} -eq 0 ]] && return 0
   mha_log "missing: ${missing[*]}"
-  local sudo=()
-  if [[ "$(id -u)" -ne 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
-  if command -v apt-get >/dev/null 2>&1 &&
-     { "${sudo[@]}" apt-get update -qq || true; } &&
-     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-       "${missing[@]}" >&2; then
-    return 0
-  fi
+  mha_apt_install "${missing[@]}" && return 0
   # No apt (or it failed): carry on when the tools and packages are there some other way.
   mha_log "could not install with apt-get; looking for the packages' CMake configs"
   mha_cmake_ok || { mha_log "error: cmake >= 3.25 is required"; return 1; }
@@ -75,14 +78,7 @@ mha_install_deps() {
 mha_install_plot_deps() {
   python3 -c "import matplotlib, numpy" 2>/dev/null && return 0
   mha_log "matplotlib or numpy missing: installing python3-matplotlib"
-  local sudo=()
-  if [[ "$(id -u)" -ne 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
-  if command -v apt-get >/dev/null 2>&1 &&
-     { "${sudo[@]}" apt-get update -qq || true; } &&
-     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-       python3-matplotlib python3-numpy >&2; then
-    return 0
-  fi
+  mha_apt_install python3-matplotlib python3-numpy && return 0
   python3 -m pip install --user matplotlib numpy >&2
 }
 
