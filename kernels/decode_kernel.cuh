@@ -1,4 +1,5 @@
-// The flash-decoding kernel: one block per (partition, KV head × query-row block, sequence).
+// The flash-decoding kernel: one block per (partition, KV head × query-row block, sequence), or
+// per (KV head × query-row block, plan work item) with a balanced split plan.
 // K/V tiles stream through a cp.async multistage pipeline, Q·Kᵀ and P·V run on m16n8k16 tensor
 // cores, and the FA2 online softmax (online_softmax.cuh) folds each tile into (max, sum, output).
 // Two code paths: without warp split-K the warps share each tile's softmax through shared
@@ -54,22 +55,38 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int warp_m = warp / T::kWarpsN, warp_n = warp % T::kWarpsN;
-  const int part = blockIdx.x;
-  const int kv_head = blockIdx.y / T::kBlocksPerKvHead;
-  const int row_block = blockIdx.y % T::kBlocksPerKvHead;
-  const int b = blockIdx.z;
-  const int n = p.seq_lens[b];
+  // With a plan the KV heads run along x, so the blocks launch item by item, longest first.
+  const int unit = p.work != nullptr ? blockIdx.x : blockIdx.y;
+  const int kv_head = unit / T::kBlocksPerKvHead;
+  const int row_block = unit % T::kBlocksPerKvHead;
   const int head0 = kv_head * T::kGroup + row_block * kBM;
   const int rows = min(kBM, T::kGroup - row_block * kBM);
 
-  // Visible tiles [tile_lo, tile_hi) split evenly over the partitions; extra partitions are empty.
-  const int key_lo = T::Mask::visible_begin(n, p);
-  const int tile_lo = key_lo / kBN;
-  const int tile_count = max(0, (n + kBN - 1) / kBN - tile_lo);
-  const int t_begin = tile_lo + static_cast<int>(static_cast<long long>(part) * tile_count /
-                                                 p.partitions);
-  const int t_end = tile_lo + static_cast<int>(static_cast<long long>(part + 1) * tile_count /
-                                               p.partitions);
+  // This block's key tiles [t_begin, t_end) of sequence b: chunk `part` of `chunks`. A plan says
+  // so per block; otherwise the visible tiles split evenly over the partitions (extra partitions
+  // are empty).
+  int b, part, chunks, t_begin, t_end, n, key_lo;
+  if (p.work != nullptr) {
+    if (static_cast<int>(blockIdx.y) >= *p.work_count) return;  // past this step's plan
+    const WorkItem item = p.work[blockIdx.y];
+    b = item.seq;
+    part = item.chunk;
+    chunks = p.seq_splits[b].chunks;
+    t_begin = item.tile_begin;
+    t_end = item.tile_end;
+    n = p.seq_lens[b];
+    key_lo = T::Mask::visible_begin(n, p);
+  } else {
+    b = blockIdx.z;
+    part = blockIdx.x;
+    chunks = p.partitions;
+    n = p.seq_lens[b];
+    key_lo = T::Mask::visible_begin(n, p);
+    const int tile_lo = key_lo / kBN;
+    const int tile_count = max(0, (n + kBN - 1) / kBN - tile_lo);
+    t_begin = tile_lo + static_cast<int>(static_cast<long long>(part) * tile_count / chunks);
+    t_end = tile_lo + static_cast<int>(static_cast<long long>(part + 1) * tile_count / chunks);
+  }
   const int num_tiles = T::kFault == Fault::kDropLastTile && t_end - t_begin > 1
                             ? t_end - t_begin - 1
                             : t_end - t_begin;
@@ -400,7 +417,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
     const int head = head0 + row;
     const long long bh = static_cast<long long>(b) * p.heads + head;
-    if (p.partitions == 1) {
+    if (chunks == 1) {
       // The whole key range is here: finish the softmax, with the sink counted once.
       float denom = sum, numer = acc;
       if constexpr (T::kHasSink) {
@@ -420,7 +437,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
         acc *= rescale(m_all, m_total);
         m_all = m_total;
       }
-      const long long idx = bh * p.partitions + part;
+      long long idx = 0;
+      int parts = 0;
+      partial_rows(p, b, head, &idx, &parts);
+      idx += part;
       p.partial_out[idx * kDepth + col] = sum > 0.f ? acc / sum : 0.f;
       if (col == 0) {
         p.partial_max[idx] = m_all;
@@ -434,17 +454,23 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // them with a gpu-scope acq_rel atomic (cumulative through the barrier), so the block pays
   // one fence, not one per thread: a fence in every thread cost +2.5 us at 16 partitions
   // (docs/performance.md).
-  if (p.partitions > 1 && p.split_counters != nullptr) {
+  if (chunks > 1 && p.split_counters != nullptr) {
     unsigned* counter = p.split_counters + static_cast<long long>(b) * gridDim.y + blockIdx.y;
     // __syncthreads_or broadcasts thread 0's verdict without static shared memory (which would
     // add to the dynamic size the generator checked against the device limit).
     const bool is_last = __syncthreads_or(
-        tid == 0 && ptx::atomic_add_acq_rel_gpu(counter, 1u) == static_cast<unsigned>(p.partitions - 1));
+        tid == 0 && ptx::atomic_add_acq_rel_gpu(counter, 1u) == static_cast<unsigned>(chunks - 1));
     if (!is_last) return;
     // The drained pipeline buffers hold the combine's scratch; the launcher falls back to the
     // separate reduce when they are too small for this partition count.
-    combine_partitions<Out, T::kHasSink, T::kFault>(p, b, head0, rows, kDepth,
-                                                    reinterpret_cast<float*>(smem + Layout::kPipeline));
+    for (int r = 0; r < rows; ++r) {
+      long long first = 0;
+      int parts = 0;
+      partial_rows(p, b, head0 + r, &first, &parts);
+      combine_row<Out, T::kHasSink, T::kFault>(p, first, parts, head0 + r,
+                                               static_cast<long long>(b) * p.heads + head0 + r,
+                                               kDepth, reinterpret_cast<float*>(smem + Layout::kPipeline));
+    }
     if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }
 }

@@ -1,5 +1,5 @@
 // launch_decode<Traits>: one decode step of one kernel instance (decode kernel, then the split-K
-// reduce when partitions > 1). Each generated .cu instantiates it once.
+// reduce when some sequence has more than one partition). Each generated .cu instantiates it once.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,7 +18,10 @@ namespace mha {
 
 template <class T>
 cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
-  if (p.heads != p.kv_heads * T::kGroup || p.partitions < 1 || p.batch < 1) {
+  const bool planned = p.work != nullptr;
+  if (p.heads != p.kv_heads * T::kGroup || p.partitions < 1 || p.batch < 1 ||
+      (planned && (p.work_count == nullptr || p.seq_splits == nullptr || p.work_capacity < 1 ||
+                   p.max_chunks < 1))) {
     return cudaErrorInvalidValue;
   }
   // More than 48 KB of dynamic shared memory must be opted into once per device.
@@ -34,18 +37,21 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
     configured_devices.fetch_or(bit);
   }
   // The fused combine keeps its scratch in the drained pipeline buffers; beyond what they hold
-  // (very many partitions) the reduce runs as its own launch.
+  // (very many partitions), and for plans, the reduce runs as its own launch.
   DecodeParams args = p;
   constexpr int kScratchFloats = DecodeSmemLayout<T>::kQ / 4;
-  if (combine_scratch_floats(T::kBM, p.partitions) > kScratchFloats) args.split_counters = nullptr;
-  const dim3 grid(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
+  const int most_chunks = planned ? p.max_chunks : p.partitions;
+  if (planned || combine_scratch_floats(p.partitions, T::kThreads, T::kDepth) > kScratchFloats)
+    args.split_counters = nullptr;
+  const dim3 grid = planned ? dim3(p.kv_heads * T::kBlocksPerKvHead, p.work_capacity, 1)
+                            : dim3(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
   decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(args);
   err = cudaGetLastError();
-  if (err != cudaSuccess || p.partitions == 1 || args.split_counters != nullptr) return err;
+  if (err != cudaSuccess || most_chunks == 1 || args.split_counters != nullptr) return err;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(p.heads, p.batch);
-  config.blockDim = dim3(T::kDepth);
-  config.dynamicSmemBytes = combine_scratch_floats(1, p.partitions) * sizeof(float);
+  config.blockDim = dim3(kReduceThreads);
+  config.dynamicSmemBytes = combine_scratch_floats(most_chunks, kReduceThreads, T::kDepth) * sizeof(float);
   config.stream = stream;
   cudaLaunchAttribute programmatic = {};
   programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -53,7 +59,7 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   config.attrs = &programmatic;
   config.numAttrs = p.programmatic_reduce ? 1 : 0;
   return cudaLaunchKernelEx(&config, splitk_reduce_kernel<typename T::Out, T::kHasSink, T::kFault>,
-                            p, static_cast<int>(T::kDepth));
+                            args, static_cast<int>(T::kDepth));
 }
 
 }  // namespace mha

@@ -6,14 +6,28 @@
 
 namespace mha {
 
+// A balanced split plan (src/split_plan.h builds it) gives each block one work item: key tiles
+// [tile_begin, tile_end) of sequence `seq`, which is chunk `chunk` of that sequence's chunks.
+struct WorkItem {
+  int seq, tile_begin, tile_end, chunk;
+};
+// Where the chunks of one sequence write their partials: for query head h and chunk c,
+// partial row first_partial * heads + h * chunks + c. A sequence of one chunk writes its output
+// directly and the reduce skips it.
+struct SeqSplit {
+  int first_partial, chunks;
+};
+
 // Layouts (row-major, innermost last):
 //   q, out:        [batch][heads][depth]
 //   contiguous KV: [batch][max_keys][kv_heads][depth], sequence b holds seq_lens[b] keys
 //   paged KV:      [num_pages][page_size][kv_heads][depth], key j of sequence b lives in page
 //                  page_table[b * max_pages_per_seq + j / page_size] at slot j % page_size
-//   partials:      partial_out [batch][heads][partitions][depth] (normalised by its own sum),
-//                  partial_max / partial_sum [batch][heads][partitions]; the max is in log2
-//                  units (score * log2 e) on both the writing and the reducing side.
+//   partials:      partial_out [partial row][depth] (normalised by its own sum), partial_max /
+//                  partial_sum [partial row]; the max is in log2 units (score * log2 e) on both
+//                  the writing and the reducing side. Each (sequence, head) owns `chunks`
+//                  consecutive rows: with fixed partitions row (b * heads + h) * partitions + c,
+//                  with a plan as SeqSplit says.
 struct DecodeParams {
   const void* q = nullptr;
   const void* k_cache = nullptr;
@@ -31,6 +45,15 @@ struct DecodeParams {
   // With partitions > 1 and no split counters: launch the separate reduce with programmatic
   // dependent launch, so its launch overlaps the decode kernel's tail.
   bool programmatic_reduce = false;
+  // A balanced split plan, in fixed-size device buffers so one captured graph replays for any
+  // lengths the capacity holds. Null `work`: every sequence splits into `partitions` equal parts.
+  // With a plan the grid is (KV heads x row blocks, work_capacity); items at or past *work_count
+  // exit at once.
+  const WorkItem* work = nullptr;     // [work_capacity], longest items first
+  const int* work_count = nullptr;    // device scalar
+  const SeqSplit* seq_splits = nullptr;  // [batch]
+  int work_capacity = 0;
+  int max_chunks = 0;  // most chunks any sequence may have: sizes the reduce's scratch
 
   int batch = 0;
   int heads = 0;

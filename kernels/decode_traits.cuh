@@ -79,6 +79,7 @@ struct DecodeTraits {
                 "depth must split into 16-column slices across the warps of a row band");
   static_assert((kBN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide by threads");
   static_assert(kStages >= 2, "at least two pipeline stages");
+  static_assert(kThreads % (kDepth / 4) == 0, "threads: a multiple of depth / 4 (the combine's float4 columns)");
 };
 
 }  // namespace mha

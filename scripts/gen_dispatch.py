@@ -353,6 +353,8 @@ def reject_reasons(t, smem_limit):
         reasons.append("K/V tile chunks must divide by threads")
     if t["stages"] < 2:
         reasons.append("at least two pipeline stages")
+    if t["threads"] % (t["depth"] // 4) != 0:
+        reasons.append("threads: a multiple of depth / 4 (the combine's float4 columns)")
     if d["smem_bytes"] > smem_limit:
         reasons.append(f"shared memory {d['smem_bytes']} bytes exceeds the limit of "
                        f"{smem_limit} bytes")

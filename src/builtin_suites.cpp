@@ -1,6 +1,7 @@
 // Built-in verification suites, derived from each kernel's tile shape: "basic" (verify's
 // default) and "edge" (lengths around BN, primes, partitions beyond the key tiles, extreme
-// windows, chunks and sinks, large scores, ragged batches, odd page sizes).
+// windows, chunks and sinks, large scores, ragged batches, odd page sizes), each with fixed
+// partition counts and split plans.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,7 +36,11 @@ struct SuiteBuilder {
     return p;
   }
   int tiles(int n) const { return (n + t.bn - 1) / t.bn; }
+  // Every problem also runs two split plans: the smallest chunks the plan allows (many
+  // partials per sequence, windows shorter than a chunk) and a default-like one.
   void add(Problem p, std::vector<int> partitions) {
+    partitions.push_back(encode_split_plan({1, 1}));
+    partitions.push_back(encode_split_plan({2, 256}));
     std::sort(partitions.begin(), partitions.end());
     partitions.erase(std::unique(partitions.begin(), partitions.end()), partitions.end());
     p.partitions = partitions;
@@ -76,6 +81,14 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
     p.lengths = {1, bn + 3, 777, 2 * bn};
     p.shape.lengths = fmt::format("ragged1-{}-777-{}", bn + 3, 2 * bn);
     b.add(p, {1, 4});
+  }
+  // One long sequence among short ones: the plan cuts it into many chunks, the others keep one
+  // and write their output directly.
+  {
+    Problem p = b.base(6, 0);
+    p.lengths = {1, 5000, 3, bn, 2 * bn + 1, 1};
+    p.shape.lengths = fmt::format("ragged1-5000-3-{}-{}-1", bn, 2 * bn + 1);
+    b.add(p, {1, 8});
   }
   if (t.mask == "window") {
     for (auto [n, w] : std::vector<std::pair<int, int>>{{1000, 1}, {500, 600}, {1000, bn}, {4099, 1000}, {1, 1}}) {

@@ -108,7 +108,7 @@ std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
       for (Problem p : instantiate(spec, k->traits, &why)) {
         p.seed = o.seed;
         if (override_spec) {
-          p.partitions = override_spec->partitions;
+          p.partitions = spec_partitions(*override_spec);
           p.partitions_auto = override_spec->partitions_auto;
         }
         if (p.partitions_auto) {
@@ -162,7 +162,7 @@ void print_best_table(const std::vector<ResultRow>& rows) {
              "us", "GB/s", "%peak", "P", "kernel");
   for (const auto& [name, r] : best)
     fmt::print("{:<40} {:>9.2f} {:>9.0f} {:>6.1f}% {:>4}  {}\n", name, r->time.median_us,
-               r->achieved_gbps, 100 * r->peak_fraction, r->partitions, r->kernel);
+               r->achieved_gbps, 100 * r->peak_fraction, split_label(r->partitions), r->kernel);
 }
 
 // What every device worker of one sweep shares. The journal is not thread-safe: every access
@@ -207,7 +207,8 @@ void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, con
   row.bytes = step_bytes(problem, partitions);
   if (v.status == Status::kIncorrect) ++ctx.incorrect;
   if (v.status != Status::kPassed) return;
-  StepBuffers buffers(problem, partitions, ctx.reduce);
+  StepBuffers buffers(problem, k.traits, partitions, ctx.reduce);
+  row.bytes = step_bytes_with_partials(problem, buffers.partial_rows_per_head());
   row.time = time_step(k, data, partitions, buffers, ctx.timing, w.stream);
   const ClockReading clock = w.monitor->read();
   row.achieved_gbps = row.bytes / (row.time.median_us * 1e-6) / 1e9;
@@ -242,7 +243,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
         ctx.journal->append_started(row);
       }
       const size_t position = ++ctx.position;
-      const std::string range = fmt::format("{} | {} | p{}", k->name, problem.shape.name, partitions);
+      const std::string range = fmt::format("{} | {} | p{}", k->name, problem.shape.name, split_label(partitions));
       nvtxRangePushA(range.c_str());
       try {
         if (!data && too_large.empty()) {
@@ -272,7 +273,7 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
           std::lock_guard<std::mutex> lock(ctx.journal_mutex);
           ctx.journal->append_row(row);
           throw DeviceLost(fmt::format("GPU {}: {} (kernel {}, problem {}, partitions {})", w.device,
-                                       e.what(), k->name, problem.shape.name, partitions));
+                                       e.what(), k->name, problem.shape.name, split_label(partitions)));
         }
       }
       nvtxRangePop();
@@ -283,13 +284,13 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
       const size_t measured = ++ctx.measured;
       if (row.status == Status::kPassed && (best_us == 0 || row.time.median_us < best_us)) {
         best_us = row.time.median_us;
-        best_name = fmt::format("{} p{}", k->name, partitions);
+        best_name = fmt::format("{} p{}", k->name, split_label(partitions));
       }
       if (!o.quiet) {
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count();
         const double eta = elapsed / measured * (ctx.total - std::min(ctx.total, position));
         fmt::print("[{}/{}] {:.0f}s, ETA {:.0f}s  gpu{} {} p{}: {} {:.2f} us | best for {}: {:.2f} us ({})\n",
-                   position, ctx.total, elapsed, eta, w.device, k->name, partitions,
+                   position, ctx.total, elapsed, eta, w.device, k->name, split_label(partitions),
                    status_name(row.status), row.time.median_us, problem.shape.name, best_us, best_name);
       }
     }

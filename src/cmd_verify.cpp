@@ -50,7 +50,7 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
     if (s.has_sink) write_npy((root / "sink_weights.npy").string(), in.sink_logits, {H});
     write_npy((root / "reference.npy").string(), std::vector<float>(ref.begin(), ref.end()), {B, H, D});
   }
-  const std::string out_name = fmt::format("out_{}_p{}.npy", k.name, partitions);
+  const std::string out_name = fmt::format("out_{}_p{}.npy", k.name, split_label(partitions));
   write_npy((root / out_name).string(), r.output, {B, H, D});
   nlohmann::json manifest;
   const fs::path manifest_path = root / "manifest.json";
@@ -124,7 +124,7 @@ int run_verify(const VerifyOptions& o) {
           ++points;
           ++tally.total;
           fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {} ({})\n", k->name, problem.shape.name,
-                     partitions, "-", "-", status_name(Status::kNotSupported), *too_large);
+                     split_label(partitions), "-", "-", status_name(Status::kNotSupported), *too_large);
         }
         continue;
       }
@@ -140,7 +140,7 @@ int run_verify(const VerifyOptions& o) {
         if (!ok && r.status != Status::kNotSupported) ++failures;
         if (!o.quiet || !ok)
           fmt::print("{:<70} {:<48} {:>4} {:>10.3e} {:>10.3e}  {}{}\n", k->name, problem.shape.name,
-                     partitions, r.error.rel_l2, r.error.max_abs, status_name(r.status),
+                     split_label(partitions), r.error.rel_l2, r.error.max_abs, status_name(r.status),
                      ok ? "" : " (" + r.reason + ")");
         if (!o.dump_dir.empty()) dump_point(o.dump_dir, *k, problem, partitions, data, ref, r);
       }

@@ -5,6 +5,9 @@
 #include <cuda_fp16.h>
 #include <fmt/format.h>
 
+#include <chrono>
+#include <stdexcept>
+
 #include "../kernels/ptx.cuh"
 
 namespace mha {
@@ -16,20 +19,63 @@ ReduceMode reduce_mode_from_name(const std::string& name) {
   throw UsageError(fmt::format("--reduce: '{}' is not one of fused, separate, programmatic", name));
 }
 
-StepBuffers::StepBuffers(const Problem& problem, int partitions, ReduceMode mode)
-    : programmatic_reduce(mode == ReduceMode::kProgrammatic) {
+StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int partitions_,
+                         ReduceMode mode)
+    : programmatic_reduce(mode == ReduceMode::kProgrammatic),
+      partitions(partitions_),
+      batch(problem.shape.batch) {
   const ProblemShape& s = problem.shape;
   const size_t rows = size_t(s.batch) * s.heads;
   out = DeviceBuffer(rows * s.depth * (s.out_dtype == "fp32" ? 4 : 2));
-  if (partitions > 1) {
-    partial_out = DeviceBuffer(rows * partitions * s.depth * sizeof(float));
-    partial_max = DeviceBuffer(rows * partitions * sizeof(float));
-    partial_sum = DeviceBuffer(rows * partitions * sizeof(float));
-    if (mode == ReduceMode::kFused) {
+  size_t partial_rows = partitions > 1 ? rows * partitions : 0;
+  if (is_split_plan(partitions)) {
+    int device = 0;
+    MHA_CUDA_CHECK(cudaGetDevice(&device));
+    MHA_CUDA_CHECK(cudaDeviceGetAttribute(&plan_target.sm_count, cudaDevAttrMultiProcessorCount, device));
+    plan_target.tile_keys = kernel.bn;
+    plan_target.blocks_per_item = s.kv_heads * ((kernel.group + kernel.bm - 1) / kernel.bm);
+    plan_knobs = decode_split_plan(partitions);
+    plan_capacity = split_plan_capacity(s.batch, plan_target, plan_knobs);
+    work = DeviceBuffer(sizeof(WorkItem) * plan_capacity);
+    work_count = DeviceBuffer(sizeof(int));
+    seq_splits = DeviceBuffer(sizeof(SeqSplit) * s.batch);
+    // Sequences of one chunk write no partials, so the work items bound the partial rows.
+    partial_rows = size_t(plan_capacity) * s.heads;
+    replan(visible_ranges(problem), 0);
+    MHA_CUDA_CHECK(cudaStreamSynchronize(0));
+  }
+  if (partial_rows > 0) {
+    partial_out = DeviceBuffer(partial_rows * s.depth * sizeof(float));
+    partial_max = DeviceBuffer(partial_rows * sizeof(float));
+    partial_sum = DeviceBuffer(partial_rows * sizeof(float));
+    if (mode == ReduceMode::kFused && !is_split_plan(partitions)) {
       split_counters = DeviceBuffer(rows * sizeof(unsigned));
       MHA_CUDA_CHECK(cudaMemset(split_counters.get(), 0, split_counters.bytes()));
     }
   }
+}
+
+void StepBuffers::replan(const std::vector<VisibleRange>& visible, cudaStream_t stream) {
+  if (!is_split_plan(partitions))
+    throw std::logic_error("StepBuffers::replan: this split is a fixed partition count");
+  if (static_cast<int>(visible.size()) != batch)
+    throw std::logic_error(fmt::format("StepBuffers::replan: {} ranges for a batch of {}", visible.size(), batch));
+  const auto start = std::chrono::steady_clock::now();
+  plan = build_split_plan(visible, plan_target, plan_knobs);
+  plan_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  const int items = static_cast<int>(plan.work.size());
+  if (items > plan_capacity)
+    throw std::logic_error(fmt::format("split plan of {} items exceeds its capacity {}", items, plan_capacity));
+  // Synchronous copies: the host vectors are reused by the next replan.
+  MHA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MHA_CUDA_CHECK(cudaMemcpy(work.get(), plan.work.data(), sizeof(WorkItem) * items, cudaMemcpyHostToDevice));
+  MHA_CUDA_CHECK(cudaMemcpy(work_count.get(), &items, sizeof(int), cudaMemcpyHostToDevice));
+  MHA_CUDA_CHECK(cudaMemcpy(seq_splits.get(), plan.seqs.data(), sizeof(SeqSplit) * batch, cudaMemcpyHostToDevice));
+}
+
+long long StepBuffers::partial_rows_per_head() const {
+  if (is_split_plan(partitions)) return plan.partial_rows_per_head;
+  return partitions > 1 ? static_cast<long long>(batch) * partitions : 0;
 }
 
 void StepBuffers::attach(DecodeParams& p) const {
@@ -39,6 +85,14 @@ void StepBuffers::attach(DecodeParams& p) const {
   p.partial_sum = partial_sum.get<float>();
   p.split_counters = split_counters.get<unsigned>();
   p.programmatic_reduce = programmatic_reduce;
+  if (is_split_plan(partitions)) {
+    p.partitions = 1;  // unused with a plan, but launch_decode checks it is valid
+    p.work = work.get<WorkItem>();
+    p.work_count = work_count.get<int>();
+    p.seq_splits = seq_splits.get<SeqSplit>();
+    p.work_capacity = plan_capacity;
+    p.max_chunks = plan_capacity;  // any later replan fits the reduce's scratch
+  }
 }
 
 void StepBuffers::poison_all(cudaStream_t stream) const {
@@ -73,7 +127,7 @@ VerifyOutcome verify_point(const KernelEntry& kernel, const Problem& problem,
                            const ProblemData& data, int partitions, const std::vector<double>& ref,
                            ReduceMode mode) {
   VerifyOutcome r;
-  StepBuffers buffers(problem, partitions, mode);
+  StepBuffers buffers(problem, kernel.traits, partitions, mode);
   DecodeParams p = data.params(0, partitions);
   buffers.attach(p);
   buffers.poison_all(0);

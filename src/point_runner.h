@@ -12,6 +12,7 @@
 #include "problem.h"
 #include "problem_data.h"
 #include "result_row.h"
+#include "split_plan.h"
 #include "verification.h"
 
 namespace mha {
@@ -24,14 +25,33 @@ namespace mha {
 enum class ReduceMode { kFused, kSeparate, kProgrammatic };
 ReduceMode reduce_mode_from_name(const std::string& name);  // throws UsageError
 
-// Output and split-K partial buffers sized for one problem and partition count.
+// Output and split-K partial buffers sized for one problem and split: a partition count, or a
+// balanced split plan (split_plan.h) for this kernel's tile on this device, with its work list
+// in fixed-size device buffers. The fused reduce does not combine plans (they use the
+// separate reduce, programmatically launched when asked for).
 struct StepBuffers {
-  StepBuffers(const Problem& problem, int partitions, ReduceMode mode = ReduceMode::kSeparate);
+  StepBuffers(const Problem& problem, const KernelTraits& kernel, int partitions,
+              ReduceMode mode = ReduceMode::kSeparate);
   void attach(DecodeParams& p) const;
   void poison_all(cudaStream_t stream) const;
   std::vector<float> download_output(const std::string& out_dtype) const;
+  // Plans the split again for new lengths into the same buffers (a captured graph replays it);
+  // the visible ranges must not need more work items than the capacity. Plans only.
+  void replan(const std::vector<VisibleRange>& visible, cudaStream_t stream);
+  // Partial rows per query head the current split writes (for step bytes).
+  long long partial_rows_per_head() const;
+
   DeviceBuffer out, partial_out, partial_max, partial_sum, split_counters;
   bool programmatic_reduce = false;
+  // Plans only: the work list and per-sequence splits, and the last plan made on the host.
+  DeviceBuffer work, work_count, seq_splits;
+  SplitPlanTarget plan_target;
+  SplitPlanKnobs plan_knobs;
+  int plan_capacity = 0;
+  SplitPlan plan;
+  double plan_us = 0;  // host time of the last build_split_plan
+  int partitions = 1;
+  int batch = 0;
 };
 
 // Launch-time failures that mean "this configuration cannot run here" rather than a broken

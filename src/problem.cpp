@@ -39,7 +39,7 @@ constexpr long long kMaxPartitions = 1024;
 const std::vector<std::string> kSpecKeys = {
     "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
     "mask", "window", "chunk", "sink", "keys", "lengths", "partitions", "q_std", "sink_mean",
-    "scale", "mix", "mix_seed"};
+    "scale", "mix", "mix_seed", "plan_blocks_per_sm", "plan_min_chunk"};
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
   try {
@@ -147,15 +147,26 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
   else if (key == "lengths") ints(spec.lengths);
   else if (key == "mix") { check_choice(o, key, value, length_mix_names()); spec.mix = value; }
   else if (key == "mix_seed") spec.mix_seed = parse_non_negative(o, key, value);
-  else if (key == "partitions") {  // a list of counts, where "auto" adds the partition rule's pick
+  else if (key == "partitions") {  // counts; "auto" adds the partition rule's pick, "plan" plans
     spec.partitions.clear();
     spec.partitions_auto = false;
+    spec.partitions_plan = false;
     for (const ListItem& item : expand_list(value, what)) {
       if (item.is_word && item.word == "auto")
         spec.partitions_auto = true;
+      else if (item.is_word && item.word == "plan")
+        spec.partitions_plan = true;
       else
         spec.partitions.push_back(list_value(item, kMaxPartitions));
     }
+  } else if (key == "plan_blocks_per_sm") {
+    spec.plan_blocks_per_sm.clear();
+    for (const ListItem& item : expand_list(value, what))
+      spec.plan_blocks_per_sm.push_back(list_value(item, kMaxPlanBlocksPerSm));
+  } else if (key == "plan_min_chunk") {
+    spec.plan_min_chunk.clear();
+    for (const ListItem& item : expand_list(value, what))
+      spec.plan_min_chunk.push_back(list_value(item, kMaxPlanMinChunkKeys));
   } else if (key == "q_std")
     spec.q_std = parse_non_negative_float(o, key, value);
   else if (key == "sink_mean") spec.sink_mean = parse_float(o, key, value);
@@ -225,7 +236,8 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
       if (it.key() == "name" && !it.value().is_string())  // [0] would become the name "0"
         throw UsageError(fmt::format("{}: key 'name': expected a string", spec.origin));
       const bool is_list_key =
-          it.key() == "keys" || it.key() == "lengths" || it.key() == "partitions";
+          it.key() == "keys" || it.key() == "lengths" || it.key() == "partitions" ||
+          it.key() == "plan_blocks_per_sm" || it.key() == "plan_min_chunk";
       if (it.value().is_array() && !is_list_key)  // "q_std": [0] would read as 0
         throw UsageError(
             fmt::format("{}: key '{}': expected one value, not a list", spec.origin, it.key()));
@@ -251,28 +263,40 @@ std::vector<ProblemSpec> collect_problem_specs(const std::vector<std::string>& i
   return specs;
 }
 
-double visible_kv_bytes(const Problem& p) {
+std::vector<VisibleRange> visible_ranges(const Problem& p) {
   const ProblemShape& s = p.shape;
   DecodeParams mask_args;
   mask_args.window = s.window;
   mask_args.chunk = s.chunk;
-  double visible_keys = 0;
+  std::vector<VisibleRange> ranges;
   for (int n : p.lengths) {
     int begin = 0;
     if (s.mask == "window") begin = SlidingWindowMask::visible_begin(n, mask_args);
     if (s.mask == "chunked") begin = ChunkedMask::visible_begin(n, mask_args);
-    visible_keys += n - begin;
+    ranges.push_back({begin, n});
   }
+  return ranges;
+}
+
+double visible_kv_bytes(const Problem& p) {
+  const ProblemShape& s = p.shape;
+  double visible_keys = 0;
+  for (const VisibleRange& r : visible_ranges(p)) visible_keys += r.end - r.begin;
   return visible_keys * s.kv_heads * s.depth * 2.0 * 2;  // K and V, 2-byte elements
 }
 
-double step_bytes(const Problem& p, int partitions) {
+double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head) {
   const ProblemShape& s = p.shape;
   const double elem = 2.0, out_elem = s.out_dtype == "fp32" ? 4.0 : 2.0;
   const double heads_rows = double(s.batch) * s.heads;
   double bytes = visible_kv_bytes(p) + heads_rows * s.depth * (elem + out_elem);  // q in, out
-  if (partitions > 1) bytes += 2.0 * heads_rows * partitions * (s.depth + 2) * 4;  // partials
+  // Each partial row is written once and read once: output columns plus (max, sum).
+  bytes += 2.0 * double(partial_rows_per_head) * s.heads * (s.depth + 2) * 4;
   return bytes;
+}
+
+double step_bytes(const Problem& p, int partitions) {
+  return step_bytes_with_partials(p, partitions > 1 ? static_cast<long long>(p.shape.batch) * partitions : 0);
 }
 
 bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* why_not) {
@@ -310,6 +334,22 @@ std::string problem_name(const Problem& p) {
   return name;
 }
 
+std::vector<int> spec_partitions(const ProblemSpec& spec) {
+  std::vector<int> out = spec.partitions;
+  if (spec.partitions_plan) {  // one plan per combination of its knobs
+    const SplitPlanKnobs defaults;
+    const std::vector<int> per_sm = spec.plan_blocks_per_sm.empty()
+                                        ? std::vector<int>{defaults.blocks_per_sm}
+                                        : spec.plan_blocks_per_sm;
+    const std::vector<int> min_chunk = spec.plan_min_chunk.empty()
+                                           ? std::vector<int>{defaults.min_chunk_keys}
+                                           : spec.plan_min_chunk;
+    for (int w : per_sm)
+      for (int c : min_chunk) out.push_back(encode_split_plan({w, c}));
+  }
+  return out;
+}
+
 std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
                                  std::string* why_not) {
   Problem base;
@@ -325,7 +365,8 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   s.page_size = s.kv == "paged" ? spec.page_size.value_or(16) : 0;
   s.window = s.mask == "window" ? spec.window.value_or(128) : 0;
   s.chunk = s.mask == "chunked" ? spec.chunk.value_or(256) : 0;
-  base.partitions = spec.partitions.empty() && !spec.partitions_auto ? std::vector<int>{1} : spec.partitions;
+  base.partitions = spec_partitions(spec);
+  if (base.partitions.empty() && !spec.partitions_auto) base.partitions = {1};
   base.partitions_auto = spec.partitions_auto;
   base.q_std = spec.q_std.value_or(1.f);
   base.sink_mean = spec.sink_mean.value_or(0.f);

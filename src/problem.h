@@ -9,6 +9,7 @@
 
 #include "kernel_registry.h"
 #include "result_row.h"
+#include "split_plan.h"
 
 namespace mha {
 
@@ -16,7 +17,7 @@ namespace mha {
 struct Problem {
   ProblemShape shape;
   std::vector<int> lengths;         // one per sequence (size == shape.batch)
-  std::vector<int> partitions;      // runtime split-K counts to run
+  std::vector<int> partitions;      // runtime split-K counts to run; negative: a split plan
   bool partitions_auto = false;     // add the partition rule's choice
   float q_std = 1.f;                // stddev of q (large values give large-magnitude scores)
   float sink_mean = 0.f;            // sink logits ~ N(sink_mean, 1) in score units
@@ -42,8 +43,15 @@ struct ProblemSpec {
   std::optional<int> mix_seed;
   std::vector<int> partitions;
   bool partitions_auto = false;
+  bool partitions_plan = false;        // "plan": a balanced split plan per knob combination
+  std::vector<int> plan_blocks_per_sm;  // the plan's knobs (split_plan.h); empty: its default
+  std::vector<int> plan_min_chunk;
   std::optional<float> q_std, sink_mean, scale;
 };
+
+// The spec's partition counts followed by its split plans (encoded, split_plan.h); empty when
+// it names neither.
+std::vector<int> spec_partitions(const ProblemSpec& spec);
 
 // Parses "key=value,key=value" (lists separated by ':'); throws UsageError naming the key.
 ProblemSpec parse_problem_spec(const std::string& text);
@@ -71,6 +79,12 @@ std::string problem_name(const Problem& p);
 double step_bytes(const Problem& p, int partitions);
 // The K and V bytes of the keys the masks leave visible: what the floor reads.
 double visible_kv_bytes(const Problem& p);
+// Each sequence's visible key range under the problem's mask (the one copy of that formula on
+// the host: bytes, the floor and split plans use it).
+std::vector<VisibleRange> visible_ranges(const Problem& p);
+// step_bytes for a split that writes `partial_rows_per_head` partial rows per query head in all
+// (a plan's; step_bytes passes batch x partitions).
+double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head);
 
 // Does this kernel compute this problem's family (dtype, depth, group, kv, mask, sink)?
 bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* why_not);

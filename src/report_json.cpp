@@ -1,5 +1,6 @@
 // JSON form of rows, metadata and reports; strict reading with file-and-key messages.
 #include "report_json.h"
+#include "split_plan.h"
 
 #include <cmath>
 #include <cstdio>
@@ -201,6 +202,7 @@ json to_json_value(const ResultRow& r) {
               {"traits", to_json_value(r.traits)},
               {"problem", problem_json(r.problem)},
               {"partitions", r.partitions},
+              {"split", split_label(r.partitions)},  // "16", or "plan1x256" (negative partitions)
               {"status", status_name(r.status)},
               {"reason", r.reason},
               {"time", timing_json(r.time)},

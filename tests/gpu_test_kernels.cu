@@ -124,7 +124,7 @@ TEST(Kernels, ProgrammaticReduceIsAProgrammaticEdgeInACapturedGraph) {
   const int partitions = 8;
   ProblemData data(p, 1);
   const auto ref = reference_output(p, data);
-  StepBuffers buffers(p, partitions, ReduceMode::kProgrammatic);
+  StepBuffers buffers(p, k.traits, partitions, ReduceMode::kProgrammatic);
   DecodeParams params = data.params(0, partitions);
   buffers.attach(params);
   ASSERT_TRUE(params.programmatic_reduce);
@@ -153,6 +153,79 @@ TEST(Kernels, ProgrammaticReduceIsAProgrammaticEdgeInACapturedGraph) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
+}
+
+// A split plan lives in fixed-size device buffers: a graph captured for one set of lengths must
+// replay correctly after the lengths change and the host plans again into the same buffers (a
+// short sequence becoming the long one changes every work item). Every kernel, both kv kinds.
+TEST(Kernels, SplitPlanGraphReplaysAfterTheLengthsChange) {
+  MHA_REQUIRE_GPU();
+  const std::vector<int> before = {3000, 3000, 3000, 3000};
+  const std::vector<int> after = {1, 2999, 64, 700};  // each within its old length: valid data
+  for (const KernelEntry& k : kernel_registry()) {
+    Problem p = make_problem(k.traits, "batch=4,kv_heads=2,lengths=3000:3000:3000:3000");
+    const int split = encode_split_plan({1, 64});
+    ProblemData data(p, 1);
+    StepBuffers buffers(p, k.traits, split, ReduceMode::kProgrammatic);
+    DecodeParams params = data.params(0, split);
+    buffers.attach(params);
+    ASSERT_EQ(buffers.plan.work.size(), size_t(buffers.plan_capacity)) << "a uniform batch fills the plan";
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    cudaGraph_t graph;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    ASSERT_EQ(k.launch(params, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    cudaGraphExec_t exec;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+
+    auto replay_and_check = [&](const Problem& now, const HostInputs& inputs) {
+      buffers.poison_all(stream);
+      ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      const auto out = buffers.download_output(now.shape.out_dtype);
+      const auto ref = cpu_reference(now, inputs);
+      EXPECT_LT(relative_l2(std::vector<double>(out.begin(), out.end()), ref), 5e-3) << k.name;
+    };
+    HostInputs inputs = data.download();
+    replay_and_check(p, inputs);
+
+    Problem changed = p;
+    changed.lengths = after;
+    inputs.lengths = after;
+    ASSERT_EQ(cudaMemcpy(const_cast<int*>(params.seq_lens), after.data(), sizeof(int) * after.size(),
+                         cudaMemcpyHostToDevice), cudaSuccess);
+    buffers.replan(visible_ranges(changed), stream);
+    EXPECT_LT(buffers.plan.work.size(), size_t(buffers.plan_capacity));
+    replay_and_check(changed, inputs);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+// Fixed partition counts are batch-invariant: a sequence's output does not depend on the other
+// sequences of its batch (plans are not: their chunk size does). Bitwise, through the reduce.
+TEST(Kernels, FixedPartitionsAreBatchInvariant) {
+  MHA_REQUIRE_GPU();
+  const KernelEntry& k = kernel_registry().front();
+  Problem p = make_problem(k.traits, "batch=3,kv_heads=2,lengths=2000:2000:2000");
+  ProblemData data(p, 1);
+  StepBuffers buffers(p, k.traits, 4, ReduceMode::kSeparate);
+  DecodeParams params = data.params(0, 4);
+  buffers.attach(params);
+  auto run = [&] {
+    EXPECT_EQ(k.launch(params, 0), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return buffers.download_output(p.shape.out_dtype);
+  };
+  const auto alone = run();
+  const std::vector<int> others = {2000, 7, 1500};  // sequence 0 keeps its length
+  ASSERT_EQ(cudaMemcpy(const_cast<int*>(params.seq_lens), others.data(), sizeof(int) * 3,
+                       cudaMemcpyHostToDevice), cudaSuccess);
+  const auto mixed = run();
+  const size_t row = alone.size() / 3;
+  for (size_t i = 0; i < row; ++i) ASSERT_EQ(alone[i], mixed[i]) << "element " << i;
 }
 
 }  // namespace

@@ -87,6 +87,9 @@ class RejectionRules(unittest.TestCase):
             (dict(bm=256, bn=16, wn=16, threads=512, warp_split_k=True),
              "K/V tile chunks must divide by threads"),
             (dict(stages=1), "at least two pipeline stages"),
+            # One warp cannot cover d256's 64 float4 columns in the split-K combine.
+            (dict(depth=256, threads=32, bm=16, wm=16, bn=16, wn=16),
+             "threads: a multiple of depth / 4 (the combine's float4 columns)"),
             (dict(bn=128, wn=32, stages=4), "shared memory 271104 bytes exceeds the limit of "
                                             "232448 bytes"),
         ]
