@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "journal.h"
+#include "split_plan.h"
 #include "step_timer.h"
 
 namespace mha {
@@ -93,7 +94,7 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                         {"estimated_s", seconds}});
     if (!o.json) {
       std::string parts;
-      for (int x : used_parts) parts += fmt::format("{}{}", parts.empty() ? "" : ",", x);
+      for (int x : used_parts) parts += fmt::format("{}{}", parts.empty() ? "" : ",", split_label(x));
       fmt::print("{:<44} {:>7} {:>6} {:>10.1f}  {}\n", s.name, used.size(), n, seconds, parts);
     }
   }
