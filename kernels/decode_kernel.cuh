@@ -66,27 +66,29 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // so per block; otherwise the visible tiles split evenly over the partitions (extra partitions
   // are empty).
   int b, part, chunks, t_begin, t_end, n, key_lo;
+  long long partial_base;  // partial row of (head 0, chunk 0): head h, chunk c at + h * chunks + c
   if (p.work != nullptr) {
     if (static_cast<int>(blockIdx.y) >= *p.work_count) return;  // past this step's plan
     const WorkItem item = p.work[blockIdx.y];
     b = item.seq;
     part = item.chunk;
-    chunks = p.seq_splits[b].chunks;
+    chunks = item.chunks;
     t_begin = item.tile_begin;
     t_end = item.tile_end;
-    n = p.seq_lens[b];
-    key_lo = T::Mask::visible_begin(n, p);
+    n = item.seq_len;
+    partial_base = static_cast<long long>(item.first_partial) * p.heads;
   } else {
     b = blockIdx.z;
     part = blockIdx.x;
     chunks = p.partitions;
     n = p.seq_lens[b];
-    key_lo = T::Mask::visible_begin(n, p);
-    const int tile_lo = key_lo / kBN;
+    const int tile_lo = T::Mask::visible_begin(n, p) / kBN;
     const int tile_count = max(0, (n + kBN - 1) / kBN - tile_lo);
     t_begin = tile_lo + static_cast<int>(static_cast<long long>(part) * tile_count / chunks);
     t_end = tile_lo + static_cast<int>(static_cast<long long>(part + 1) * tile_count / chunks);
+    partial_base = static_cast<long long>(b) * p.heads * chunks;
   }
+  key_lo = T::Mask::visible_begin(n, p);
   const int num_tiles = T::kFault == Fault::kDropLastTile && t_end - t_begin > 1
                             ? t_end - t_begin - 1
                             : t_end - t_begin;
@@ -437,10 +439,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
         acc *= rescale(m_all, m_total);
         m_all = m_total;
       }
-      long long idx = 0;
-      int parts = 0;
-      partial_rows(p, b, head, &idx, &parts);
-      idx += part;
+      const long long idx = partial_base + static_cast<long long>(head) * chunks + part;
       p.partial_out[idx * kDepth + col] = sum > 0.f ? acc / sum : 0.f;
       if (col == 0) {
         p.partial_max[idx] = m_all;
@@ -463,14 +462,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if (!is_last) return;
     // The drained pipeline buffers hold the combine's scratch; the launcher falls back to the
     // separate reduce when they are too small for this partition count.
-    for (int r = 0; r < rows; ++r) {
-      long long first = 0;
-      int parts = 0;
-      partial_rows(p, b, head0 + r, &first, &parts);
-      combine_row<Out, T::kHasSink, T::kFault>(p, first, parts, head0 + r,
-                                               static_cast<long long>(b) * p.heads + head0 + r,
-                                               kDepth, reinterpret_cast<float*>(smem + Layout::kPipeline));
-    }
+    fused_combine_rows<Out, T::kHasSink, T::kFault>(p, b, head0, rows, kDepth,
+                                                    reinterpret_cast<float*>(smem + Layout::kPipeline));
     if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }
 }

@@ -20,8 +20,7 @@ template <class T>
 cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   const bool planned = p.work != nullptr;
   if (p.heads != p.kv_heads * T::kGroup || p.partitions < 1 || p.batch < 1 ||
-      (planned && (p.work_count == nullptr || p.seq_splits == nullptr || p.work_capacity < 1 ||
-                   p.max_chunks < 1))) {
+      (planned && (p.work_count == nullptr || p.seq_splits == nullptr || p.work_capacity < 1))) {
     return cudaErrorInvalidValue;
   }
   // More than 48 KB of dynamic shared memory must be opted into once per device.
@@ -40,18 +39,17 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   // (very many partitions), and for plans, the reduce runs as its own launch.
   DecodeParams args = p;
   constexpr int kScratchFloats = DecodeSmemLayout<T>::kQ / 4;
-  const int most_chunks = planned ? p.max_chunks : p.partitions;
-  if (planned || combine_scratch_floats(p.partitions, T::kThreads, T::kDepth) > kScratchFloats)
+  if (planned || fused_combine_scratch_floats(T::kBM, p.partitions) > kScratchFloats)
     args.split_counters = nullptr;
   const dim3 grid = planned ? dim3(p.kv_heads * T::kBlocksPerKvHead, p.work_capacity, 1)
                             : dim3(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
   decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(args);
   err = cudaGetLastError();
-  if (err != cudaSuccess || most_chunks == 1 || args.split_counters != nullptr) return err;
+  if (err != cudaSuccess || (!planned && p.partitions == 1) || args.split_counters != nullptr) return err;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(p.heads, p.batch);
   config.blockDim = dim3(kReduceThreads);
-  config.dynamicSmemBytes = combine_scratch_floats(most_chunks, kReduceThreads, T::kDepth) * sizeof(float);
+  config.dynamicSmemBytes = combine_scratch_floats(kReduceThreads, T::kDepth) * sizeof(float);
   config.stream = stream;
   cudaLaunchAttribute programmatic = {};
   programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;

@@ -7,9 +7,12 @@
 namespace mha {
 
 // A balanced split plan (src/split_plan.h builds it) gives each block one work item: key tiles
-// [tile_begin, tile_end) of sequence `seq`, which is chunk `chunk` of that sequence's chunks.
-struct WorkItem {
+// [tile_begin, tile_end) of sequence `seq` (seq_len keys), which is chunk `chunk` of its `chunks`;
+// its partials start at row first_partial * heads. Everything a block needs is in the item (two
+// 16-byte loads, no dependent lookups before the pipeline starts).
+struct alignas(16) WorkItem {
   int seq, tile_begin, tile_end, chunk;
+  int chunks, seq_len, first_partial, unused = 0;
 };
 // Where the chunks of one sequence write their partials: for query head h and chunk c,
 // partial row first_partial * heads + h * chunks + c. A sequence of one chunk writes its output
@@ -53,7 +56,6 @@ struct DecodeParams {
   const int* work_count = nullptr;    // device scalar
   const SeqSplit* seq_splits = nullptr;  // [batch]
   int work_capacity = 0;
-  int max_chunks = 0;  // most chunks any sequence may have: sizes the reduce's scratch
 
   int batch = 0;
   int heads = 0;

@@ -1,8 +1,8 @@
 // The split-K combination: a (sequence, query head)'s partial outputs, each normalised by its own
 // sum, weighed by their (max, sum) statistics in the same log2 units the decode kernel wrote,
-// with the sink counted once. One routine for any number of partials, fixed or planned: run
-// fused into the decode kernel (the last block of a row block to finish combines its rows) or
-// as the separate reduce launch (one block per query head and sequence).
+// with the sink counted once. combine_row handles any number of partials, fixed or planned, in
+// the separate reduce launch (one block per query head and sequence); the fused variant (the
+// last decode block of a row block combines it) keeps a simpler form, fused_combine_rows.
 #pragma once
 
 #include <math.h>
@@ -17,92 +17,137 @@ namespace mha {
 // The separate reduce's block: enough threads that float4 columns times partition slices keep
 // many loads in flight at any partition count (8 slices of 32 float4 columns at depth 128).
 constexpr int kReduceThreads = 256;
-constexpr int kCombineMaxWarps = 32;
+// Partitions a thread loads before it does any math: one round trip to L2 covers up to
+// kLoadBatch x slices partitions.
+constexpr int kLoadBatch = 4;
 
-// Shared-memory floats combine_row needs for `parts` partials with `threads` threads.
-__host__ __device__ inline int combine_scratch_floats(int parts, int threads, int depth) {
+// Shared-memory floats combine_row needs with `threads` threads: the same at any partition count.
+__host__ __device__ inline int combine_scratch_floats(int threads, int depth) {
   const int slices = threads / (depth / 4);
-  return (parts + 3) / 4 * 4 + slices * depth + kCombineMaxWarps;  // float4-aligned slices
-}
-
-// Block-wide max / sum of one value per thread through `red` (kCombineMaxWarps floats). Ends
-// with a barrier, so `red` and whatever the threads wrote before are safe to reuse after it.
-template <bool kMax>
-__device__ inline float block_reduce(float v, float* red) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) {
-    const float other = __shfl_xor_sync(0xffffffffu, v, o);
-    v = kMax ? fmaxf(v, other) : v + other;
-  }
-  const int warps = (blockDim.x + 31) / 32;
-  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-  __syncthreads();
-  v = red[0];
-  for (int w = 1; w < warps; ++w) v = kMax ? fmaxf(v, red[w]) : v + red[w];
-  __syncthreads();
-  return v;
+  return slices * depth + 2 * slices;
 }
 
 // The whole block combines `parts` partial rows first .. first + parts - 1 of query head `head`
-// into output row `out_row`. Statistics are read by all threads at once and reduced across the
-// block, so no thread walks the partitions alone; then each thread sums float4 columns over one
-// slice of the partitions (loads issued before the math, empty partitions skipped) and the
-// slices meet in shared memory. Partials are read through L2 (__ldcg): other blocks of the same
-// launch wrote them when fused. blockDim.x must be a multiple of depth / 4.
+// into output row `out_row`. The block is `slices` groups of depth/4 threads; each thread owns
+// one float4 column of the partitions i = slice, slice + slices, ... It issues the statistics
+// and output loads of kLoadBatch of them before any math, folds them into a running
+// (max, sum, output) state with the online-softmax algebra, and the slices meet once in shared
+// memory. So a small P costs one dependent round trip to L2, and a large P adds one per
+// kLoadBatch x slices partitions, with no block-wide reduction before the loads. Partials are
+// read through L2 (__ldcg): other blocks of the same launch wrote them when fused. blockDim.x
+// must be a multiple of depth / 4.
 template <typename Out, bool kHasSink, Fault kFault>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int head,
                                    long long out_row, int depth, float* scratch) {
   // The one deliberate test fault here: weights in natural-exp units against log2 maxima.
+  auto scale_to = [](float m_from, float m_to) {
+    if constexpr (kFault == Fault::kReduceNaturalExp) return expf(m_from - exp_base(m_to));
+    return rescale(m_from, m_to);
+  };
+  const int tid = threadIdx.x, threads = blockDim.x;
+  const int cols4 = depth / 4, slices = threads / cols4;
+  const int c4 = tid % cols4, slice = tid / cols4;
+  float* slice_acc = scratch;                  // [slices][depth], 16-byte aligned
+  float* slice_max = scratch + slices * depth;  // [slices]
+  float* slice_sum = slice_max + slices;        // [slices]
+
+  if (slice < slices) {
+    const float4* part_out = reinterpret_cast<const float4*>(p.partial_out + first * depth) + c4;
+    float m = -INFINITY, l = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int i0 = slice; i0 < parts; i0 += kLoadBatch * slices) {
+      float m_i[kLoadBatch], l_i[kLoadBatch];
+      float4 o_i[kLoadBatch];
+#pragma unroll
+      for (int u = 0; u < kLoadBatch; ++u) {
+        const int i = i0 + u * slices;
+        const bool valid = i < parts;
+        m_i[u] = valid ? __ldcg(p.partial_max + first + i) : -INFINITY;
+        l_i[u] = valid ? __ldcg(p.partial_sum + first + i) : 0.f;
+        o_i[u] = valid ? __ldcg(part_out + static_cast<long long>(i) * cols4) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int u = 0; u < kLoadBatch; ++u) {
+        const float m_new = fmaxf(m, m_i[u]);
+        const float keep = scale_to(m, m_new), w = l_i[u] * scale_to(m_i[u], m_new);
+        l = l * keep + w;
+        acc.x = acc.x * keep + w * o_i[u].x;
+        acc.y = acc.y * keep + w * o_i[u].y;
+        acc.z = acc.z * keep + w * o_i[u].z;
+        acc.w = acc.w * keep + w * o_i[u].w;
+        m = m_new;
+      }
+    }
+    *reinterpret_cast<float4*>(slice_acc + slice * depth + 4 * c4) = acc;
+    if (c4 == 0) {
+      slice_max[slice] = m;
+      slice_sum[slice] = l;
+    }
+  }
+  __syncthreads();
+  const float sink = kHasSink ? p.sink_logits[head] * kLog2e : -INFINITY;
+  for (int col = tid; col < depth; col += threads) {
+    float m_total = sink;
+    for (int s = 0; s < slices; ++s) m_total = fmaxf(m_total, slice_max[s]);
+    float denom = kHasSink ? sink_weight(sink, m_total) : 0.f, numer = 0.f;
+    for (int s = 0; s < slices; ++s) {
+      const float w = scale_to(slice_max[s], m_total);
+      denom += slice_sum[s] * w;
+      numer += slice_acc[s * depth + col] * w;
+    }
+    static_cast<Out*>(p.out)[out_row * depth + col] = ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
+  }
+  __syncthreads();  // the scratch is free for the next row
+}
+
+// The fused variant's combine of a whole row block (fixed partitions only), by the decode
+// block that finished last: every (row, partition) weight once into `scratch`, then one dot
+// product over the partitions per output element. It stays this simpler two-pass form because
+// combine_row inlined into the decode kernel changed the key loop's register allocation (ptxas
+// -v: 168 instead of 204 registers on the s3 tile) and slowed P = 1 steps by up to 1.5x on the
+// H200 (docs/performance.md, run 12).
+__host__ __device__ inline int fused_combine_scratch_floats(int rows, int partitions) {
+  return rows * partitions + rows;
+}
+
+template <typename Out, bool kHasSink, Fault kFault>
+__device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head0, int rows,
+                                          int depth, float* scratch) {
   auto weight = [](float m_p, float l_p, float m_total) {
     if constexpr (kFault == Fault::kReduceNaturalExp) return l_p * expf(m_p - exp_base(m_total));
     return partition_weight(m_p, l_p, m_total);
   };
-  const int tid = threadIdx.x, threads = blockDim.x;
-  const int cols4 = depth / 4, slices = threads / cols4;
-  float* w = scratch;                           // [parts]: maxima, then normalised weights
-  float* slice_acc = scratch + (parts + 3) / 4 * 4;  // [slices][depth], 16-byte aligned
-  float* red = slice_acc + slices * depth;      // [kCombineMaxWarps]
-
-  const float sink = kHasSink ? p.sink_logits[head] * kLog2e : -INFINITY;
-  float m = sink;
-  for (int i = tid; i < parts; i += threads) {
-    w[i] = __ldcg(p.partial_max + first + i);
-    m = fmaxf(m, w[i]);
-  }
-  const float m_total = block_reduce<true>(m, red);
-  float denom = 0.f;
-  for (int i = tid; i < parts; i += threads) {
-    w[i] = weight(w[i], __ldcg(p.partial_sum + first + i), m_total);
-    denom += w[i];
-  }
-  denom = block_reduce<false>(denom, red);  // its barrier also publishes w
-  if constexpr (kHasSink) denom += sink_weight(sink, m_total);
-  const float inv = denom > 0.f ? 1.f / denom : 0.f;
-
-  const int c4 = tid % cols4, slice = tid / cols4;
-  if (slice < slices) {
-    const float4* part_out = reinterpret_cast<const float4*>(p.partial_out + first * depth) + c4;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
-    for (int i = slice; i < parts; i += slices) {
-      const float wi = w[i];
-      // An empty partition (no visible keys) weighs 0: its load is predicated off.
-      const float4 v = wi != 0.f ? __ldcg(part_out + static_cast<long long>(i) * cols4)
-                                 : make_float4(0.f, 0.f, 0.f, 0.f);
-      acc.x += wi * v.x;
-      acc.y += wi * v.y;
-      acc.z += wi * v.z;
-      acc.w += wi * v.w;
-    }
-    *reinterpret_cast<float4*>(slice_acc + slice * depth + 4 * c4) = acc;
+  const int parts = p.partitions, tid = threadIdx.x, threads = blockDim.x;
+  float* w = scratch;                       // [rows][parts]: weights, then normalised
+  float* m_total = scratch + rows * parts;  // [rows]
+  const long long first = (static_cast<long long>(b) * p.heads + head0) * parts;
+  for (int i = tid; i < rows * parts; i += threads) w[i] = __ldcg(p.partial_max + first + i);
+  __syncthreads();
+  for (int r = tid; r < rows; r += threads) {
+    float m = kHasSink ? p.sink_logits[head0 + r] * kLog2e : -INFINITY;
+    for (int i = 0; i < parts; ++i) m = fmaxf(m, w[r * parts + i]);
+    m_total[r] = m;
   }
   __syncthreads();
-  for (int col = tid; col < depth; col += threads) {
-    float acc = 0.f;
-    for (int s = 0; s < slices; ++s) acc += slice_acc[s * depth + col];
-    static_cast<Out*>(p.out)[out_row * depth + col] = ptx::from_float<Out>(acc * inv);
+  for (int i = tid; i < rows * parts; i += threads)
+    w[i] = weight(w[i], __ldcg(p.partial_sum + first + i), m_total[i / parts]);
+  __syncthreads();
+  for (int r = tid; r < rows; r += threads) {
+    float denom = kHasSink ? sink_weight(p.sink_logits[head0 + r] * kLog2e, m_total[r]) : 0.f;
+    for (int i = 0; i < parts; ++i) denom += w[r * parts + i];
+    const float inv = denom > 0.f ? 1.f / denom : 0.f;
+    for (int i = 0; i < parts; ++i) w[r * parts + i] *= inv;
   }
-  __syncthreads();  // the scratch is free for the next row
+  __syncthreads();
+  for (int e = tid; e < rows * depth; e += threads) {
+    const int r = e / depth, col = e % depth;
+    const float* part_out = p.partial_out + (first + static_cast<long long>(r) * parts) * depth + col;
+    float acc = 0.f;
+#pragma unroll 4
+    for (int i = 0; i < parts; ++i) acc += w[r * parts + i] * __ldcg(part_out + static_cast<long long>(i) * depth);
+    static_cast<Out*>(p.out)[(static_cast<long long>(b) * p.heads + head0 + r) * depth + col] =
+        ptx::from_float<Out>(acc);
+  }
 }
 
 // Where the partials of (sequence b, query head h) start and how many there are.
@@ -119,7 +164,7 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
 }
 
 // The separate reduce launch: one block of kReduceThreads per (query head, sequence) and
-// combine_scratch_floats(most partials, kReduceThreads, depth) floats of dynamic shared memory.
+// combine_scratch_floats(kReduceThreads, depth) floats of dynamic shared memory.
 // Sequences that a plan left in one chunk were written by the decode kernel: skipped.
 template <typename Out, bool kHasSink, Fault kFault = Fault::kNone>
 __global__ void __launch_bounds__(kReduceThreads) splitk_reduce_kernel(const DecodeParams p, int depth) {

@@ -91,7 +91,6 @@ void StepBuffers::attach(DecodeParams& p) const {
     p.work_count = work_count.get<int>();
     p.seq_splits = seq_splits.get<SeqSplit>();
     p.work_capacity = plan_capacity;
-    p.max_chunks = plan_capacity;  // any later replan fits the reduce's scratch
   }
 }
 

@@ -139,15 +139,22 @@ SplitPlan build_split_plan(const std::vector<VisibleRange>& visible, const Split
   for (size_t b = 0; b < visible.size(); ++b) {
     const int chunks = std::max(1, ceil_div(tiles[b], plan.chunk_tiles));
     const int tile_lo = visible[b].end > visible[b].begin ? visible[b].begin / tile_keys : 0;
-    plan.seqs[b] = {chunks > 1 ? plan.partial_rows_per_head : 0, chunks};
+    const int first_partial = chunks > 1 ? plan.partial_rows_per_head : 0;
+    plan.seqs[b] = {first_partial, chunks};
     if (chunks > 1) plan.partial_rows_per_head += chunks;
     plan.max_chunks = std::max(plan.max_chunks, chunks);
     // Even cuts: chunk sizes differ by at most one tile.
-    for (int c = 0; c < chunks; ++c)
-      plan.work.push_back({static_cast<int>(b),
-                           tile_lo + static_cast<int>(static_cast<long long>(c) * tiles[b] / chunks),
-                           tile_lo + static_cast<int>(static_cast<long long>(c + 1) * tiles[b] / chunks),
-                           c});
+    for (int c = 0; c < chunks; ++c) {
+      WorkItem item;
+      item.seq = static_cast<int>(b);
+      item.tile_begin = tile_lo + static_cast<int>(static_cast<long long>(c) * tiles[b] / chunks);
+      item.tile_end = tile_lo + static_cast<int>(static_cast<long long>(c + 1) * tiles[b] / chunks);
+      item.chunk = c;
+      item.chunks = chunks;
+      item.seq_len = visible[b].end;
+      item.first_partial = first_partial;
+      plan.work.push_back(item);
+    }
   }
   // Longest first: the block scheduler starts them first and the short ones fill the tail.
   std::stable_sort(plan.work.begin(), plan.work.end(), [](const WorkItem& a, const WorkItem& b) {

@@ -30,6 +30,9 @@ void expect_valid(const SplitPlan& plan, const std::vector<VisibleRange>& visibl
     ASSERT_LT(w.seq, static_cast<int>(visible.size()));
     EXPECT_LE(w.tile_begin, w.tile_end);
     covered[w.seq] += w.tile_end - w.tile_begin;
+    EXPECT_EQ(w.chunks, plan.seqs[w.seq].chunks);
+    EXPECT_EQ(w.first_partial, plan.seqs[w.seq].first_partial);
+    EXPECT_EQ(w.seq_len, visible[w.seq].end);
     chunk_ids[w.seq].push_back(w.chunk);
     if (w.tile_end > w.tile_begin) {
       EXPECT_GE(w.tile_begin, visible[w.seq].begin / tile_keys);
