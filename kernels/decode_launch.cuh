@@ -48,8 +48,8 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   if (err != cudaSuccess || (!planned && p.partitions == 1) || args.split_counters != nullptr) return err;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(p.heads, p.batch);
-  config.blockDim = dim3(kReduceThreads);
-  config.dynamicSmemBytes = combine_scratch_floats(kReduceThreads, T::kDepth) * sizeof(float);
+  config.blockDim = dim3(reduce_threads(T::kDepth));
+  config.dynamicSmemBytes = combine_scratch_floats(reduce_threads(T::kDepth), T::kDepth) * sizeof(float);
   config.stream = stream;
   cudaLaunchAttribute programmatic = {};
   programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;

@@ -14,9 +14,12 @@
 
 namespace mha {
 
-// The separate reduce's block: enough threads that float4 columns times partition slices keep
-// many loads in flight at any partition count (8 slices of 32 float4 columns at depth 128).
-constexpr int kReduceThreads = 256;
+// The separate reduce's block: 8 slices of depth / 4 float4 columns (256 threads at depth 128),
+// enough loads in flight at any partition count. A fixed 256 at depth 64 left 7 of 8 warps idle
+// at P = 2 and cost GPT-OSS's batch 64 (4096 reduce blocks) +56% (docs/performance.md, run 13).
+constexpr int kReduceSlices = 8;
+__host__ __device__ constexpr int reduce_threads(int depth) { return kReduceSlices * depth / 4; }
+constexpr int kReduceMaxThreads = reduce_threads(256);
 // Partitions a thread loads before it does any math: one round trip to L2 covers up to
 // kLoadBatch x slices partitions.
 constexpr int kLoadBatch = 4;
@@ -163,11 +166,11 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
   }
 }
 
-// The separate reduce launch: one block of kReduceThreads per (query head, sequence) and
-// combine_scratch_floats(kReduceThreads, depth) floats of dynamic shared memory.
+// The separate reduce launch: one block of reduce_threads(depth) per (query head, sequence) and
+// combine_scratch_floats(reduce_threads(depth), depth) floats of dynamic shared memory.
 // Sequences that a plan left in one chunk were written by the decode kernel: skipped.
 template <typename Out, bool kHasSink, Fault kFault = Fault::kNone>
-__global__ void __launch_bounds__(kReduceThreads) splitk_reduce_kernel(const DecodeParams p, int depth) {
+__global__ void __launch_bounds__(kReduceMaxThreads) splitk_reduce_kernel(const DecodeParams p, int depth) {
   extern __shared__ __align__(16) float reduce_scratch[];
   const int head = blockIdx.x, b = blockIdx.y;
   long long first = 0;

@@ -16,6 +16,7 @@
 
 #include "errors.h"
 #include "journal.h"
+#include "split_plan.h"
 #include "split_rules.h"
 
 namespace mha {
@@ -49,6 +50,7 @@ struct MeasuredProblem {
   std::string best_kernel;
   int best_partitions = 0;
   std::map<std::string, std::map<int, double>> times;  // tile id -> partitions -> median us
+  std::map<std::string, std::map<int, double>> plan_times;  // tile id -> split plan code -> us
   std::map<std::string, const ResultRow*> tile_rows;   // tile id -> a row (kernel, traits)
 };
 
@@ -57,7 +59,14 @@ using Subset = std::vector<const MeasuredProblem*>;
 
 // Time of `tile` on `q` at the measured partition count nearest p (in octaves, ties to the
 // smaller); negative when the tile was not measured on q.
+// A split plan (negative p) is looked up exactly: its knobs are not a scale to snap along.
 double time_near(const MeasuredProblem& q, const std::string& tile, int p) {
+  if (is_split_plan(p)) {
+    auto plans = q.plan_times.find(tile);
+    if (plans == q.plan_times.end()) return -1;
+    auto t = plans->second.find(p);
+    return t == plans->second.end() ? -1 : t->second;
+  }
   auto it = q.times.find(tile);
   if (it == q.times.end() || it->second.empty()) return -1;
   return snap_partitions(it->second, p).time_us;
@@ -75,20 +84,25 @@ std::vector<BucketChoice> choose_buckets(const Subset& problems) {
       const ResultRow* row = nullptr;
     };
     std::map<std::pair<std::string, int>, Score> scores;
+    // Candidates are fixed partition counts and split plans alike: a bucket of ragged batches
+    // may choose a plan, one of uniform batches a count.
     for (const MeasuredProblem* q : members) {
-      for (const auto& [tile, by_p] : q->times) {
-        for (const auto& [p, us] : by_p) {
-          Score& s = scores[{tile, p}];
-          const double cost = us / q->best_us;
-          ++s.covered;
-          s.log_sum += std::log(cost);
-          s.worst = std::max(s.worst, cost);
-          if (!s.row) s.row = q->tile_rows.at(tile);
+      for (const auto* table : {&q->times, &q->plan_times}) {
+        for (const auto& [tile, by_p] : *table) {
+          for (const auto& [p, us] : by_p) {
+            Score& s = scores[{tile, p}];
+            const double cost = us / q->best_us;
+            ++s.covered;
+            s.log_sum += std::log(cost);
+            s.worst = std::max(s.worst, cost);
+            if (!s.row) s.row = q->tile_rows.at(tile);
+          }
         }
       }
     }
     // Most problems covered first (a choice never measured on a shape is a guess), then the
-    // lowest geometric mean, then fewer partitions (one launch less when P = 1), then the name.
+    // lowest geometric mean, then fewer partitions (one launch less when P = 1; plans, which
+    // are negative, first), then the name.
     const std::pair<const std::pair<std::string, int>, Score>* best = nullptr;
     for (const auto& entry : scores) {
       if (!best) {
@@ -370,7 +384,7 @@ Selection select_defaults(const std::vector<Report>& reports,
   for (const Report& r : reports) {
     for (const ResultRow& row : r.rows) {
       if (row.status != Status::kPassed || !(row.time.median_us > 0) ||
-          !std::isfinite(row.time.median_us) || row.partitions < 1) {
+          !std::isfinite(row.time.median_us) || row.partitions == 0) {
         continue;
       }
       const std::string key = point_key(row);
@@ -393,7 +407,7 @@ Selection select_defaults(const std::vector<Report>& reports,
       q.bucket = bucket_of(row.problem);
     }
     const std::string tile = tile_id(row.traits);
-    auto& by_p = q.times[tile];
+    auto& by_p = is_split_plan(row.partitions) ? q.plan_times[tile] : q.times[tile];
     auto it = by_p.find(row.partitions);
     if (it == by_p.end() || row.time.median_us < it->second)
       by_p[row.partitions] = row.time.median_us;
@@ -403,7 +417,7 @@ Selection select_defaults(const std::vector<Report>& reports,
       q.best_kernel = row.kernel;
       q.best_partitions = row.partitions;
     }
-    max_partitions = std::max(max_partitions, row.partitions);
+    if (!is_split_plan(row.partitions)) max_partitions = std::max(max_partitions, row.partitions);
   }
 
   const int sm_count = reports[0].meta.sm_count;
@@ -484,6 +498,7 @@ json selection_to_json(const Selection& s) {
                            {"kernel", b.kernel},
                            {"tile", tile_to_json(b.traits)},
                            {"partitions", b.partitions},
+                           {"split", split_label(b.partitions)},
                            {"problems", b.problems},
                            {"covered", b.covered},
                            {"geomean_cost", b.geomean_cost},
@@ -585,6 +600,8 @@ struct Entry {
   int length_log2;
   int bm, bn, bk, wm, wn, threads, stages;
   bool warp_split_k;
+  // > 0: that many equal partitions per sequence; < 0: mha-tune's balanced split plan
+  // (src/split_plan.h) with -partitions = blocks_per_sm * 2^21 + min_chunk_keys.
   int partitions;
   const char* kernel;  // the measured instance with this tile
 };
@@ -684,7 +701,7 @@ std::string selection_summary(const Selection& s) {
       "|---|---|---:|---:|---:|---:|---:|\n";
   for (const BucketChoice& b : s.buckets) {
     out += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} |\n", bucket_name(b.key),
-                       tile_id(b.traits), b.partitions, b.problems, b.covered, b.geomean_cost,
+                       tile_id(b.traits), split_label(b.partitions), b.problems, b.covered, b.geomean_cost,
                        b.worst_cost);
   }
   out += fmt::format(

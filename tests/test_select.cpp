@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "select.h"
+#include "split_plan.h"
 
 #include "test_support.h"
 
@@ -117,6 +118,27 @@ TEST(Select, BucketChoiceMinimisesGeometricMeanNotOneProblem) {
   EXPECT_EQ(b.traits.bn, 32) << "chose " << b.kernel;
   EXPECT_EQ(b.partitions, 4);
   EXPECT_NEAR(b.geomean_cost, std::sqrt((102.0 / 99.0) * (102.0 / 100.0)), 1e-9);
+}
+
+TEST(Select, ABucketChoosesASplitPlanWhereItIsFastestAndTheRuleIgnoresPlans) {
+  // A ragged bucket (batch 4, up to 4096 keys) where the plan beats every fixed count, and a
+  // uniform one (batch 1) where a fixed count wins; plans never enter the fixed-P rule's fit.
+  Report r;
+  r.meta.gpu_name = "G";
+  r.meta.sm_count = kSmCount;
+  const KernelTraits t = tile(64, 4);
+  const int plan = encode_split_plan({2, 128});
+  for (int p : {1, 4, 16}) r.rows.push_back(make_row(t, 4, 4096, p, 100.0 + p));
+  r.rows.push_back(make_row(t, 4, 4096, plan, 70.0));
+  for (int p : {1, 4, 16}) r.rows.push_back(make_row(t, 1, 4096, p, p == 4 ? 10.0 : 20.0));
+  r.rows.push_back(make_row(t, 1, 4096, plan, 11.0));
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.buckets.size(), 2u);
+  for (const BucketChoice& b : s.buckets)
+    EXPECT_EQ(b.partitions, b.key.work_units == 32 ? plan : 4) << bucket_name(b.key);
+  EXPECT_GE(s.rule.max_partitions, 1);
+  EXPECT_LE(s.rule.max_partitions, 16) << "a plan code is not a partition count";
+  EXPECT_NEAR(s.geomean_cost, 1.0, 1e-9);
 }
 
 TEST(Select, ChoosesTheModelOptimumPerBucket) {

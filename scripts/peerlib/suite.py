@@ -11,7 +11,7 @@ import random
 ALIASES = {"b": "batch", "h": "heads", "n": "keys", "d": "depth"}
 KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
         "mask", "window", "chunk", "sink", "sink_mean", "q_std", "scale", "keys", "lengths",
-        "partitions", "mix", "mix_seed")
+        "partitions", "plan_blocks_per_sm", "plan_min_chunk", "mix", "mix_seed")
 CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16", "fp32"),
            "kv": ("contig", "paged"), "mask": ("null", "causal", "window", "chunked"),
            "mix": ("uniform", "lognormal", "one_long", "many_long")}
@@ -81,8 +81,8 @@ def parse_fields(where, items):
             spec[key] = _ints(where, key, value)
             if min(spec[key]) < 1:
                 raise UsageError(f"{where}: key '{key}': lengths must be >= 1")
-        elif key == "partitions":
-            continue  # mha-tune's split-K counts; a peer chooses its own
+        elif key in ("partitions", "plan_blocks_per_sm", "plan_min_chunk"):
+            continue  # mha-tune's split-K counts and split plans; a peer chooses its own
         elif key in ("page_size", "window", "chunk", "mix_seed"):
             spec[key] = _one_int(where, key, value, 0)
         else:
