@@ -53,6 +53,18 @@ def default_choice(defaults, problem):
     return None
 
 
+def split_label(row):
+    """A row's split as mha-tune prints it: "16", or "plan2x128" for a split plan (negative
+    partitions; reports since the plan also carry the label as "split")."""
+    if "split" in row:
+        return row["split"]
+    p = row["partitions"]
+    if p > 0:
+        return str(p)
+    code = -p
+    return f"plan{code >> 21}x{code & ((1 << 21) - 1)}"
+
+
 def category(problem):
     if problem["has_sink"] or problem["mask"] != "null":
         return "sink/window"
@@ -126,9 +138,9 @@ def build_table(ours, peers, defaults):
                     misses.append(f"{name}: default {d['time']['median_us']:.2f} µs, "
                                   f"{best_peer_text} {timed[bp]:.2f} µs "
                                   f"({100 * (d['time']['median_us'] / timed[bp] - 1):.1f}% slower)")
-        dtext = f"{d['time']['median_us']:.2f} ({d['partitions']})" if d else "—"
+        dtext = f"{d['time']['median_us']:.2f} ({split_label(d)})" if d else "—"
         read_text = f"{read_floor[name]:.2f}" if name in read_floor else "—"
-        btext = (f"{best[name]['time']['median_us']:.2f} ({best[name]['partitions']})"
+        btext = (f"{best[name]['time']['median_us']:.2f} ({split_label(best[name])})"
                  if name in best else "—")
         lines.append(f"| {name} | {category(prob)} | {dtext} | {btext} | " + " | ".join(peer_text)
                      + f" | {floor:.2f} | {read_text} | {best_peer_text} | {ratio_text} |")
