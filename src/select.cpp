@@ -246,6 +246,43 @@ std::vector<SplitRuleCost> split_rule_costs(const Selection& s, const Subset& pr
     c.geomean_cost = c.problems ? std::exp(log_sum / c.problems) : 0;
     out.push_back(std::move(c));
   }
+  // Ours: the balanced split plan, with the one knob setting (of those swept) that costs least
+  // over the problems measured with it, on the bucket defaults' tiles.
+  std::set<int> codes;
+  for (const MeasuredProblem* q : problems)
+    for (const auto& [tile, by_code] : q->plan_times)
+      for (const auto& [code, us] : by_code) codes.insert(code);
+  SplitRuleCost best_plan;
+  for (int code : codes) {
+    SplitRuleCost c;
+    c.rule = "plan (" + split_label(code) + ")";
+    double log_sum = 0;
+    for (const MeasuredProblem* q : problems) {
+      const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
+      if (!b) continue;
+      SplitRuleProblem d;
+      d.problem = q->shape.name;
+      d.partitions = code;
+      sequence_lengths(q->shape, &d.is_lengths_known);
+      const double t = time_near(*q, tile_id(b->traits), code);
+      d.is_measured = t > 0;
+      if (d.is_measured) {
+        d.measured_partitions = code;
+        d.cost = t / q->best_us;
+        log_sum += std::log(d.cost);
+        c.worst_cost = std::max(c.worst_cost, d.cost);
+        ++c.problems;
+      } else {
+        ++c.not_measured;
+      }
+      c.details.push_back(d);
+    }
+    c.geomean_cost = c.problems ? std::exp(log_sum / c.problems) : 0;
+    if (c.problems > best_plan.problems ||
+        (c.problems == best_plan.problems && c.geomean_cost < best_plan.geomean_cost))
+      best_plan = std::move(c);
+  }
+  if (best_plan.problems > 0) out.push_back(std::move(best_plan));
   return out;
 }
 
@@ -341,7 +378,9 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
   }
   if (!l.bucket) return l;
   l.is_exact = best_distance == -1;
-  l.partitions = l.is_exact && sm_count == s.sm_count
+  // A plan adapts to the lengths and the SM count when it runs, so it carries over to nearby
+  // shapes and other GPUs; a fixed count does not, and the rule replaces it there.
+  l.partitions = is_split_plan(l.bucket->partitions) || (l.is_exact && sm_count == s.sm_count)
                      ? l.bucket->partitions
                      : auto_partitions(s.rule, sm_count, batch_kv_heads, keys);
   return l;
@@ -682,7 +721,8 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
   }
   if (c.entry == nullptr) return c;
   c.is_exact = best == -1;
-  c.partitions = c.is_exact && sm_count == kMeasuredSmCount
+  // A plan (partitions < 0) adapts to the lengths and SM count at run time: kept everywhere.
+  c.partitions = c.entry->partitions < 0 || (c.is_exact && sm_count == kMeasuredSmCount)
                      ? c.entry->partitions
                      : auto_partitions(sm_count, batch_kv_heads, keys);
   return c;

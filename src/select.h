@@ -110,7 +110,9 @@ struct Selection {
   std::vector<ProblemCost> problems;
   double geomean_cost = 0, worst_cost = 0;
   std::vector<HoldoutCost> holdout;        // empty with fewer than two distinct lengths
-  std::vector<SplitRuleCost> split_rules;  // one per split_rules() entry, in that order
+  // One per split_rules() entry, in that order, then the split plan at its best swept knobs
+  // (when the reports hold plans).
+  std::vector<SplitRuleCost> split_rules;
 };
 
 // What select_config (the generated header) answers, computed on the host the same way.
