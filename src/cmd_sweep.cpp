@@ -112,7 +112,7 @@ std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
           p.partitions_auto = override_spec->partitions_auto;
         }
         if (p.partitions_auto) {
-          const int units = p.shape.batch * p.shape.kv_heads;
+          const int units = rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), k->traits.bm);
           p.partitions.push_back(auto_partitions(rule, sm_count, units, p.shape.keys));
           std::sort(p.partitions.begin(), p.partitions.end());
           p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()), p.partitions.end());

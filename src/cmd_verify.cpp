@@ -97,11 +97,12 @@ int run_verify(const VerifyOptions& o) {
   require_device(o.device);
   // "auto" is the partition rule's pick on this GPU (it was silently dropped before).
   const int sm_count = device_props(o.device).sm_count;
-  for (auto& [name, problems] : problems_of)
-    for (Problem& p : problems)
+  for (const KernelEntry* k : kernels)
+    for (Problem& p : problems_of[k->name])
       if (p.partitions_auto) {
-        p.partitions.push_back(auto_partitions(default_partition_rule(), sm_count,
-                                               p.shape.batch * p.shape.kv_heads, p.shape.keys));
+        p.partitions.push_back(auto_partitions(
+            default_partition_rule(), sm_count,
+            rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), k->traits.bm), p.shape.keys));
         std::sort(p.partitions.begin(), p.partitions.end());
         p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()),
                            p.partitions.end());

@@ -152,7 +152,9 @@ RuleFit rule_cost(const PartitionRule& rule, const Subset& problems,
   for (const MeasuredProblem* q : problems) {
     const BucketChoice* b = exact_bucket(buckets, q->bucket);
     if (!b) continue;
-    const int p = auto_partitions(rule, sm_count, q->bucket.work_units, q->shape.keys);
+    const int p = auto_partitions(rule, sm_count,
+                                  rule_work_units(q->bucket.work_units, q->bucket.group, b->traits.bm),
+                                  q->shape.keys);
     const double t = time_near(*q, tile_id(b->traits), p);
     if (t < 0) continue;
     const double cost = t / q->best_us;
@@ -382,7 +384,8 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
   // shapes and other GPUs; a fixed count does not, and the rule replaces it there.
   l.partitions = is_split_plan(l.bucket->partitions) || (l.is_exact && sm_count == s.sm_count)
                      ? l.bucket->partitions
-                     : auto_partitions(s.rule, sm_count, batch_kv_heads, keys);
+                     : auto_partitions(s.rule, sm_count,
+                                       rule_work_units(batch_kv_heads, group, l.bucket->traits.bm), keys);
   return l;
 }
 
@@ -480,7 +483,9 @@ Selection select_defaults(const std::vector<Report>& reports,
     const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
     const double rule_t =
         time_near(*q, tile_id(b->traits),
-                  auto_partitions(s.rule, sm_count, q->bucket.work_units, q->shape.keys));
+                  auto_partitions(s.rule, sm_count,
+                                  rule_work_units(q->bucket.work_units, q->bucket.group, b->traits.bm),
+                                  q->shape.keys));
     c.rule_cost = rule_t < 0 ? 0 : rule_t / q->best_us;
     if (cost > 0) {
       log_sum += std::log(cost);
@@ -724,7 +729,7 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
   // A plan (partitions < 0) adapts to the lengths and SM count at run time: kept everywhere.
   c.partitions = c.entry->partitions < 0 || (c.is_exact && sm_count == kMeasuredSmCount)
                      ? c.entry->partitions
-                     : auto_partitions(sm_count, batch_kv_heads, keys);
+                     : auto_partitions(sm_count, batch_kv_heads * ((group + c.entry->bm - 1) / c.entry->bm), keys);
   return c;
 }
 

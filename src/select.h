@@ -29,6 +29,11 @@ struct PartitionRule {
 // loading q, writing partials and reducing them stays small), at most 64 partitions.
 PartitionRule default_partition_rule();
 int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys);
+// The blocks one partition launches: batch x kv_heads (work_units) times the row blocks of each
+// KV head (a group larger than the tile's BM takes several). What the rule must count.
+inline int rule_work_units(int work_units, int group, int bm) {
+  return work_units * ((group + bm - 1) / (bm > 0 ? bm : 1));
+}
 // The rule `mha-tune select` fitted, read from its --out-json file (so that `sweep --partitions
 // auto --rule FILE` applies it). Throws UsageError naming the file and key.
 PartitionRule read_partition_rule(const std::string& defaults_json_path);

@@ -89,6 +89,17 @@ TEST(Select, AutoPartitionsDefaultRule) {
   EXPECT_EQ(length_log2(1), 0);
 }
 
+TEST(Select, TheRuleCountsEveryRowBlockOfAKvHead) {
+  EXPECT_EQ(rule_work_units(8, 4, 16), 8);    // the group fits one row block
+  EXPECT_EQ(rule_work_units(1, 64, 16), 4);   // MQA with BM 16: four blocks per KV head
+  EXPECT_EQ(rule_work_units(1, 64, 64), 1);
+  EXPECT_EQ(rule_work_units(2, 7, 16), 2);
+  PartitionRule rule = default_partition_rule();
+  rule.max_partitions = 1024;  // MQA at batch 1 needs more than the default's 64
+  EXPECT_EQ(auto_partitions(rule, 132, rule_work_units(1, 64, 64), 1 << 20), 264);
+  EXPECT_EQ(auto_partitions(rule, 132, rule_work_units(1, 64, 16), 1 << 20), 66);
+}
+
 TEST(Select, BucketChoiceMinimisesGeometricMeanNotOneProblem) {
   // Two problems in one bucket (4096 and 6000 keys): X is best on the first by 1% but 30% slow on
   // the second; Y is 2% off the best on both. Y has the lower geometric mean.
