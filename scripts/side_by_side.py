@@ -41,9 +41,18 @@ def load(path, what):
     return doc
 
 
+def is_ragged(problem):
+    """As select's is_ragged_batch: the sequences' lengths differ."""
+    lengths = problem.get("ragged_lengths") or []
+    return min(lengths) != max(lengths) if lengths else bool(problem["lengths"])
+
+
 def default_choice(defaults, problem):
-    """The (kernel, partitions) select chose for the problem's exact bucket, or None."""
+    """The (kernel, partitions) select chose for the problem's exact bucket, or None. Buckets
+    of older defaults files carry no "ragged" and match either kind."""
     for b in defaults["buckets"]:
+        if ("ragged" in b and b["ragged"] != is_ragged(problem)):
+            continue
         if (b["dtype"] == problem["dtype"] and b["depth"] == problem["depth"]
                 and b["group"] == problem["heads"] // problem["kv_heads"]
                 and b["kv"] == problem["kv"] and b["mask"] == problem["mask"]
@@ -68,7 +77,7 @@ def split_label(row):
 def category(problem):
     if problem["has_sink"] or problem["mask"] != "null":
         return "sink/window"
-    kind = "ragged" if problem["lengths"] else "uniform"
+    kind = "ragged" if is_ragged(problem) else "uniform"
     return f"{kind}, {'paged' + str(problem['page_size']) if problem['kv'] == 'paged' else 'contig'}"
 
 

@@ -202,7 +202,7 @@ Selection build(const Subset& problems, int sm_count, int max_partitions) {
 double lookup_cost(const Selection& s, const MeasuredProblem& q) {
   const ProblemShape& p = q.shape;
   const ConfigLookup l = lookup_config(s, p.dtype, p.depth, q.bucket.group, p.kv, p.mask,
-                                       q.bucket.work_units, p.keys, s.sm_count);
+                                       q.bucket.work_units, p.keys, s.sm_count, q.bucket.ragged);
   if (!l.bucket) return -1;
   const double t = time_near(q, tile_id(l.bucket->traits), l.partitions);
   return t < 0 ? -1 : t / q.best_us;
@@ -288,8 +288,9 @@ std::vector<SplitRuleCost> split_rule_costs(const Selection& s, const Subset& pr
   return out;
 }
 
+// Raggedness weighs most: whether one split fits the whole batch decides more than the cache kind.
 int bucket_distance(const BucketKey& a, const BucketKey& b) {
-  return 8 * (a.kv != b.kv) + 4 * (a.mask != b.mask) +
+  return 16 * (a.ragged != b.ragged) + 8 * (a.kv != b.kv) + 4 * (a.mask != b.mask) +
          2 * std::abs(ilog2(a.group) - ilog2(b.group)) +
          std::abs(ilog2(a.work_units) - ilog2(b.work_units)) +
          std::abs(a.length_log2 - b.length_log2);
@@ -341,8 +342,8 @@ int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int
 int length_log2(int keys) { return ilog2(keys); }
 
 bool BucketKey::operator<(const BucketKey& o) const {
-  return std::tie(dtype, depth, group, kv, mask, work_units, length_log2) <
-         std::tie(o.dtype, o.depth, o.group, o.kv, o.mask, o.work_units, o.length_log2);
+  return std::tie(dtype, depth, group, kv, mask, work_units, length_log2, ragged) <
+         std::tie(o.dtype, o.depth, o.group, o.kv, o.mask, o.work_units, o.length_log2, o.ragged);
 }
 
 bool BucketKey::operator==(const BucketKey& o) const { return !(*this < o) && !(o < *this); }
@@ -356,18 +357,25 @@ BucketKey bucket_of(const ProblemShape& p) {
   b.mask = p.mask;
   b.work_units = p.batch * p.kv_heads;
   b.length_log2 = length_log2(p.keys);
+  b.ragged = is_ragged_batch(p);
   return b;
 }
 
+bool is_ragged_batch(const ProblemShape& p) {
+  if (p.ragged_lengths.empty()) return !p.lengths.empty();  // an older report: named ragged
+  const auto [lo, hi] = std::minmax_element(p.ragged_lengths.begin(), p.ragged_lengths.end());
+  return *lo != *hi;
+}
+
 std::string bucket_name(const BucketKey& b) {
-  return fmt::format("{}_d{}_g{}_{}_{}_wu{}_n2^{}", b.dtype, b.depth, b.group, b.kv, b.mask,
-                     b.work_units, b.length_log2);
+  return fmt::format("{}_d{}_g{}_{}_{}_wu{}_n2^{}{}", b.dtype, b.depth, b.group, b.kv, b.mask,
+                     b.work_units, b.length_log2, b.ragged ? "_ragged" : "");
 }
 
 ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int depth, int group,
                            const std::string& kv, const std::string& mask, int batch_kv_heads,
-                           int keys, int sm_count) {
-  BucketKey want{dtype, depth, group, kv, mask, batch_kv_heads, length_log2(keys)};
+                           int keys, int sm_count, bool ragged) {
+  BucketKey want{dtype, depth, group, kv, mask, batch_kv_heads, length_log2(keys), ragged};
   ConfigLookup l;
   int best_distance = std::numeric_limits<int>::max();
   for (const BucketChoice& b : s.buckets) {  // sorted: ties go to the first, as in the header
@@ -496,30 +504,52 @@ Selection select_defaults(const std::vector<Report>& reports,
   }
   s.geomean_cost = n ? std::exp(log_sum / n) : 0;
 
+  // Refit on `train`, evaluate what the refit's lookup answers on `test`.
+  auto held_out = [&](const Subset& train, const Subset& test) {
+    const Selection held = build(train, sm_count, max_partitions);
+    HoldoutCost h;
+    h.problems = static_cast<int>(test.size());
+    double held_log_sum = 0;
+    int covered = 0;
+    for (const MeasuredProblem* q : test) {
+      const double cost = lookup_cost(held, *q);
+      if (cost < 0) {
+        ++h.uncovered;
+        continue;
+      }
+      held_log_sum += std::log(cost);
+      h.worst_cost = std::max(h.worst_cost, cost);
+      ++covered;
+    }
+    h.geomean_cost = covered ? std::exp(held_log_sum / covered) : 0;
+    return h;
+  };
   std::set<int> lengths;
   for (const MeasuredProblem* q : all) lengths.insert(q->shape.keys);
   if (lengths.size() >= 2) {
     for (int keys : lengths) {
       Subset train, test;
       for (const MeasuredProblem* q : all) (q->shape.keys == keys ? test : train).push_back(q);
-      Selection held = build(train, sm_count, max_partitions);
-      HoldoutCost h;
+      HoldoutCost h = held_out(train, test);
       h.keys = keys;
-      h.problems = static_cast<int>(test.size());
-      double held_log_sum = 0;
-      int covered = 0;
-      for (const MeasuredProblem* q : test) {
-        const double cost = lookup_cost(held, *q);
-        if (cost < 0) {
-          ++h.uncovered;
-          continue;
-        }
-        held_log_sum += std::log(cost);
-        h.worst_cost = std::max(h.worst_cost, cost);
-        ++covered;
-      }
-      h.geomean_cost = covered ? std::exp(held_log_sum / covered) : 0;
       s.holdout.push_back(h);
+    }
+  }
+  // Ragged batches in two halves (alternately, in name order): refit without one half (the
+  // uniform problems stay in), evaluate on it, then the other way round.
+  Subset ragged;
+  for (const MeasuredProblem* q : all)
+    if (!q->shape.lengths.empty()) ragged.push_back(q);
+  if (ragged.size() >= 4) {
+    for (int half = 0; half < 2; ++half) {
+      Subset train, test;
+      for (const MeasuredProblem* q : all)
+        if (q->shape.lengths.empty()) train.push_back(q);
+      for (size_t i = 0; i < ragged.size(); ++i)
+        (static_cast<int>(i % 2) == half ? test : train).push_back(ragged[i]);
+      HoldoutCost h = held_out(train, test);
+      h.half = half;
+      s.ragged_holdout.push_back(h);
     }
   }
   s.split_rules = split_rule_costs(s, all);
@@ -536,6 +566,7 @@ json selection_to_json(const Selection& s) {
                            {"kv", b.key.kv},
                            {"mask", b.key.mask},
                            {"work_units", b.key.work_units},
+                           {"ragged", b.key.ragged},
                            {"length_log2", b.key.length_log2},
                            {"min_keys", 1 << b.key.length_log2},
                            {"max_keys", (2 << b.key.length_log2) - 1},
@@ -565,6 +596,14 @@ json selection_to_json(const Selection& s) {
                            {"uncovered", h.uncovered},
                            {"geomean_cost", h.geomean_cost},
                            {"worst_cost", h.worst_cost}});
+  }
+  json ragged_holdout = json::array();
+  for (const HoldoutCost& h : s.ragged_holdout) {
+    ragged_holdout.push_back(json{{"half", h.half},
+                                  {"problems", h.problems},
+                                  {"uncovered", h.uncovered},
+                                  {"geomean_cost", h.geomean_cost},
+                                  {"worst_cost", h.worst_cost}});
   }
   json rules = json::array();
   for (const SplitRuleCost& c : s.split_rules) {
@@ -606,7 +645,8 @@ json selection_to_json(const Selection& s) {
                 {"geomean", s.geomean_cost},
                 {"worst", s.worst_cost},
                 {"problems", problems},
-                {"holdout_by_length", holdout}}},
+                {"holdout_by_length", holdout},
+                {"ragged_holdout_by_half", ragged_holdout}}},
               {"split_rules",
                {{"definition",
                  "each rule's partitions with the bucket default's tile, at the nearest measured "
@@ -633,7 +673,8 @@ std::string selection_header(const Selection& s) {
 namespace mha_tune_defaults {
 
 // One bucket: shape (dtype, depth, group = heads / kv_heads, kv, mask, work_units =
-// batch * kv_heads, keys in [2^length_log2, 2^(length_log2 + 1))) -> tile and partitions.
+// batch * kv_heads, longest sequence in [2^length_log2, 2^(length_log2 + 1)), whether the
+// lengths differ) -> tile and partitions.
 struct Entry {
   const char* dtype;
   int depth;
@@ -642,6 +683,7 @@ struct Entry {
   const char* mask;
   int work_units;
   int length_log2;
+  bool ragged;
   int bm, bn, bk, wm, wn, threads, stages;
   bool warp_split_k;
   // > 0: that many equal partitions per sequence; < 0: mha-tune's balanced split plan
@@ -666,9 +708,9 @@ struct Choice {
   for (const BucketChoice& b : s.buckets) {
     const KernelTraits& t = b.traits;
     h += fmt::format(
-        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
+        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
         c_string(b.key.dtype), b.key.depth, b.key.group, c_string(b.key.kv), c_string(b.key.mask),
-        b.key.work_units, b.key.length_log2, t.bm, t.bn, t.bk, t.wm, t.wn, t.threads, t.stages,
+        b.key.work_units, b.key.length_log2, b.key.ragged ? "true" : "false", t.bm, t.bn, t.bk, t.wm, t.wn, t.threads, t.stages,
         t.warp_split_k ? "true" : "false", b.partitions, c_string(b.kernel));
   }
   h += "};\n";
@@ -700,11 +742,13 @@ inline int auto_partitions(int sm_count, int work_units, int keys) {
 }
 
 // The shape's bucket if measured; else the nearest bucket of the same dtype and depth (distance:
-// kv 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length octave) with
-// partitions from the rule. The rule also replaces a bucket's partitions on a GPU with another
-// SM count than the one measured.
+// raggedness 16, kv 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length
+// octave) with partitions from the rule. The rule also replaces a bucket's partitions on a GPU
+// with another SM count than the one measured. `keys` is the longest sequence; `ragged`: the
+// batch's lengths differ.
 inline Choice select_config(const char* dtype, int depth, int group, const char* kv,
-                            const char* mask, int batch_kv_heads, int keys, int sm_count) {
+                            const char* mask, int batch_kv_heads, int keys, int sm_count,
+                            bool ragged = false) {
   Choice c{nullptr, 1, false};
   int best = 0x7fffffff;
   const int len = ilog2(keys);
@@ -713,10 +757,11 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
     if (std::strcmp(e.dtype, dtype) != 0 || e.depth != depth) continue;
     const bool same_kv = std::strcmp(e.kv, kv) == 0;
     const bool same_mask = std::strcmp(e.mask, mask) == 0;
-    int d = 8 * !same_kv + 4 * !same_mask + 2 * iabs(ilog2(e.group) - ilog2(group)) +
+    int d = 16 * (e.ragged != ragged) + 8 * !same_kv + 4 * !same_mask +
+            2 * iabs(ilog2(e.group) - ilog2(group)) +
             iabs(ilog2(e.work_units) - ilog2(batch_kv_heads)) + iabs(e.length_log2 - len);
     if (same_kv && same_mask && e.group == group && e.work_units == batch_kv_heads &&
-        e.length_log2 == len) {
+        e.length_log2 == len && e.ragged == ragged) {
       d = -1;
     }
     if (d < best) {
@@ -762,6 +807,16 @@ std::string selection_summary(const Selection& s) {
         "| keys | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
     for (const HoldoutCost& h : s.holdout) {
       out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", h.keys, h.problems, h.uncovered,
+                         h.geomean_cost, h.worst_cost);
+    }
+  }
+  if (!s.ragged_holdout.empty()) {
+    out +=
+        "\nRagged batches held out by halves (alternate problems in name order; refit on the other "
+        "half and every uniform problem, evaluated on this half):\n\n"
+        "| half | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
+    for (const HoldoutCost& h : s.ragged_holdout) {
+      out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", h.half, h.problems, h.uncovered,
                          h.geomean_cost, h.worst_cost);
     }
   }

@@ -48,11 +48,14 @@ struct BucketKey {
   std::string kv;
   std::string mask;
   int work_units = 0;  // batch * kv_heads
-  int length_log2 = 0;
+  int length_log2 = 0;  // of the longest sequence
+  bool ragged = false;  // the sequences' lengths differ (is_ragged_batch)
   bool operator<(const BucketKey& o) const;
   bool operator==(const BucketKey& o) const;
 };
 BucketKey bucket_of(const ProblemShape& p);
+// Whether a problem's sequences have different lengths (a mix that drew one length is uniform).
+bool is_ragged_batch(const ProblemShape& p);
 std::string bucket_name(const BucketKey& b);  // "bf16_d128_g4_contig_null_wu8_n2^12"
 
 struct BucketChoice {
@@ -78,7 +81,8 @@ struct ProblemCost {
 };
 
 struct HoldoutCost {
-  int keys = 0;       // the length held out
+  int keys = 0;       // the length held out (by length)
+  int half = -1;      // the half of the ragged problems held out (by halves)
   int problems = 0;   // problems with that length
   int uncovered = 0;  // of which the chosen tile was not measured (not in the figures)
   double geomean_cost = 0, worst_cost = 0;
@@ -115,6 +119,7 @@ struct Selection {
   std::vector<ProblemCost> problems;
   double geomean_cost = 0, worst_cost = 0;
   std::vector<HoldoutCost> holdout;        // empty with fewer than two distinct lengths
+  std::vector<HoldoutCost> ragged_holdout; // two halves; empty with fewer than four ragged problems
   // One per split_rules() entry, in that order, then the split plan at its best swept knobs
   // (when the reports hold plans).
   std::vector<SplitRuleCost> split_rules;
@@ -131,7 +136,7 @@ struct ConfigLookup {
 // 2 per octave of group, 1 per octave of work units, 1 per length bucket) and rule partitions.
 ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int depth, int group,
                            const std::string& kv, const std::string& mask, int batch_kv_heads,
-                           int keys, int sm_count);
+                           int keys, int sm_count, bool ragged = false);
 
 // Passed rows only. Reports must come from one GPU model and be kernel sweeps (every row with a
 // tile). Throws UsageError when they are not or when no passed row is left. For a point in several reports the later report's row wins.

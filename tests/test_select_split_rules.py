@@ -65,7 +65,7 @@ class SelectSplitRules(unittest.TestCase):
                     "buckets", "cost"]:
             self.assertIn(key, j)
         self.assertEqual(sorted(j["cost"]), ["definition", "geomean", "holdout_by_length",
-                                             "problems", "worst"])
+                                             "problems", "ragged_holdout_by_half", "worst"])
         rules = j["split_rules"]["rules"]
         self.assertEqual([r["rule"] for r in rules], RULES)
         for r in rules:
