@@ -152,6 +152,46 @@ TEST(Select, ABucketChoosesASplitPlanWhereItIsFastestAndTheRuleIgnoresPlans) {
   EXPECT_NEAR(s.geomean_cost, 1.0, 1e-9);
 }
 
+TEST(Select, RaggedBatchesHaveTheirOwnBucketsAndFindThemFirst) {
+  // One uniform and one ragged batch of the same batch size and longest length: two buckets, a
+  // count for the uniform one and a plan for the ragged one; a ragged shape no bucket measured
+  // finds the ragged bucket (and keeps its plan), a uniform one the uniform bucket.
+  Report r;
+  r.meta.gpu_name = "G";
+  r.meta.sm_count = kSmCount;
+  const KernelTraits t = tile(64, 4);
+  const int plan = encode_split_plan({1, 256});
+  auto ragged = [](ResultRow row) {
+    row.problem.name += "_ragged";
+    row.problem.lengths = "ragged4096-100-100-100";
+    row.problem.ragged_lengths = {4096, 100, 100, 100};
+    return row;
+  };
+  for (int p : {1, 4}) {
+    r.rows.push_back(make_row(t, 4, 4096, p, p == 4 ? 50.0 : 80.0));
+    r.rows.push_back(ragged(make_row(t, 4, 4096, p, p == 4 ? 40.0 : 45.0)));
+  }
+  r.rows.push_back(make_row(t, 4, 4096, plan, 55.0));
+  r.rows.push_back(ragged(make_row(t, 4, 4096, plan, 20.0)));
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.buckets.size(), 2u);
+  EXPECT_EQ(s.buckets[0].key.ragged, false);
+  EXPECT_EQ(s.buckets[0].partitions, 4);
+  EXPECT_EQ(s.buckets[1].key.ragged, true);
+  EXPECT_EQ(s.buckets[1].partitions, plan);
+  EXPECT_NE(bucket_name(s.buckets[1].key).find("_ragged"), std::string::npos);
+  const ConfigLookup far_ragged =
+      lookup_config(s, "bf16", 128, 4, "contig", "null", 64, 1 << 16, kSmCount, true);
+  ASSERT_NE(far_ragged.bucket, nullptr);
+  EXPECT_TRUE(far_ragged.bucket->key.ragged);
+  EXPECT_EQ(far_ragged.partitions, plan) << "a plan carries over to a shape not measured";
+  const ConfigLookup far_uniform =
+      lookup_config(s, "bf16", 128, 4, "contig", "null", 64, 1 << 16, kSmCount, false);
+  ASSERT_NE(far_uniform.bucket, nullptr);
+  EXPECT_FALSE(far_uniform.bucket->key.ragged);
+  EXPECT_GT(far_uniform.partitions, 0) << "a count is replaced by the rule";
+}
+
 TEST(Select, ChoosesTheModelOptimumPerBucket) {
   const Selection s = select_defaults({synthetic_report()}, {"synthetic.json"});
   EXPECT_EQ(s.buckets.size(), 16u);  // one bucket per (batch, length)
