@@ -209,6 +209,7 @@ void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, con
   if (v.status != Status::kPassed) return;
   StepBuffers buffers(problem, k.traits, partitions, ctx.reduce);
   row.bytes = step_bytes_with_partials(problem, buffers.partial_rows_per_head());
+  row.plan_us = buffers.plan_us;
   row.time = time_step(k, data, partitions, buffers, ctx.timing, w.stream);
   const ClockReading clock = w.monitor->read();
   row.achieved_gbps = row.bytes / (row.time.median_us * 1e-6) / 1e9;

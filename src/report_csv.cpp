@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report_json.h"
+#include "split_plan.h"
 
 namespace mha {
 
@@ -56,6 +57,7 @@ std::vector<std::string> report_csv_columns() {
           "keys",
           "lengths",
           "partitions",
+          "split",
           "status",
           "reason",
           "median_us",
@@ -68,6 +70,7 @@ std::vector<std::string> report_csv_columns() {
           "peak_fraction",
           "floor_us",
           "time_over_floor",
+          "plan_us",
           "rel_l2_error",
           "max_abs_error",
           "sm_clock_mhz",
@@ -108,6 +111,7 @@ std::vector<std::string> report_csv_fields(const ResultRow& r) {
           i(p.keys),
           p.lengths,
           i(r.partitions),
+          split_label(r.partitions),
           status_name(r.status),
           r.reason,
           d(r.time.median_us),
@@ -120,6 +124,7 @@ std::vector<std::string> report_csv_fields(const ResultRow& r) {
           d(r.peak_fraction),
           d(r.floor_us),
           d(r.floor_us > 0 ? r.time.median_us / r.floor_us : 0.0),
+          d(r.plan_us),
           d(r.rel_l2_error),
           d(r.max_abs_error),
           d(r.sm_clock_mhz),

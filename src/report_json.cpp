@@ -211,6 +211,7 @@ json to_json_value(const ResultRow& r) {
               {"peak_fraction", number(r.peak_fraction)},
               {"floor_us", number(r.floor_us)},
               {"time_over_floor", number(r.floor_us > 0 ? r.time.median_us / r.floor_us : 0.0)},
+              {"plan_us", number(r.plan_us)},
               {"rel_l2_error", number(r.rel_l2_error)},
               {"max_abs_error", number(r.max_abs_error)},
               {"sm_clock_mhz", number(r.sm_clock_mhz)},
@@ -236,6 +237,7 @@ ResultRow row_from_json(const json& j, const std::string& w) {
   r.achieved_gbps = get_double(j, w, "achieved_gbps");
   r.peak_fraction = get_double(j, w, "peak_fraction");
   if (j.contains("floor_us")) r.floor_us = get_double(j, w, "floor_us");  // added later
+  if (j.contains("plan_us")) r.plan_us = get_double(j, w, "plan_us");      // added with plans
   r.rel_l2_error = get_double(j, w, "rel_l2_error");
   r.max_abs_error = get_double(j, w, "max_abs_error");
   r.sm_clock_mhz = get_double(j, w, "sm_clock_mhz");

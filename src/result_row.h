@@ -57,6 +57,9 @@ struct ResultRow {
   // the step (graph replay over the same number of rotated copies), timed once per problem and
   // run. 0: not measured (an older report, or too little free memory for its buffers).
   double floor_us = 0;
+  // Host time to build the split plan for this point (split_plan.h), once per point outside the
+  // timed region, as engines plan before they replay a graph; 0 for fixed partition counts.
+  double plan_us = 0;
   double rel_l2_error = 0;
   double max_abs_error = 0;
   double sm_clock_mhz = 0;     // mean SM clock while timing (0 if unknown)

@@ -291,7 +291,7 @@ TEST(ReportCsv, OneLinePerRowWithEveryColumn) {
                         "bk",           "wm",
                         "wn",           "threads",
                         "stages",       "warp_split_k",
-                        "smem_bytes",   "partitions",
+                        "smem_bytes",   "partitions",   "split",        "plan_us",
                         "status",       "reason",
                         "median_us",    "min_us",
                         "mean_us",      "stdev_us",

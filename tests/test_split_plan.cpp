@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <numeric>
 #include <stdexcept>
 
@@ -149,6 +151,24 @@ TEST(SplitPlan, SpecsAddOnePlanPerKnobCombination) {
   EXPECT_EQ(split_label(parts[2]), "plan1x256");
   EXPECT_EQ(split_label(parts[5]), "plan2x1024");
   EXPECT_EQ(split_label(spec_partitions(parse_problem_spec("partitions=plan"))[0]), "plan1x256");
+}
+
+// Planning runs on the host before each step's graph replay, so it must cost little next to a
+// step: a 256-sequence log-spread batch plans in well under a millisecond (printed for the notes).
+TEST(SplitPlan, PlanningABigRaggedBatchIsCheap) {
+  std::vector<int> lengths;
+  for (int b = 0; b < 256; ++b) lengths.push_back(64 + (b * 7919) % 32768);
+  const auto visible = full(lengths);
+  const SplitPlanTarget target{64, 8, 132};
+  const auto start = std::chrono::steady_clock::now();
+  const int reps = 20;
+  size_t items = 0;
+  for (int i = 0; i < reps; ++i) items += build_split_plan(visible, target, {2, 128}).work.size();
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / reps;
+  std::printf("build_split_plan, 256 sequences, 8 KV heads: %.1f us per plan, %zu items\n", us,
+              items / reps);
+  EXPECT_LT(us, 2000.0);
 }
 
 }  // namespace
