@@ -1,7 +1,7 @@
 # Install rules and the CMake package: `cmake --install BUILD --prefix P` lays out
 #   P/lib/libmha_kernels.a, libmha_decode.a     the exported targets mha::kernels, mha::decode
-#   P/include/mha_tune/kernels/*.cuh, mha/*.h   the public headers (kernel_registry.h includes
-#                                               "../kernels/decode_params.cuh", hence siblings)
+#   P/include/mha_tune/kernels/*.cuh, mha/*.h   the public headers (both folders are on the
+#                                               consumer's include path)
 #   P/lib/cmake/mha_tune/                       mha_tuneConfig.cmake, its version file, targets
 #   P/bin/mha-tune
 # so that another project can `find_package(mha_tune)` and link mha::decode (examples/consumer).
@@ -15,8 +15,9 @@ install(TARGETS mha_kernels mha_decode EXPORT mha_tune_targets
 file(GLOB _mha_kernel_headers "${PROJECT_SOURCE_DIR}/kernels/*.cuh")
 install(FILES ${_mha_kernel_headers} DESTINATION "${MHA_INSTALL_INCLUDEDIR}/kernels")
 # What a consumer includes: the API, the registry it returns, and a measurement row's types.
-install(FILES "${PROJECT_SOURCE_DIR}/src/decode_api.h" "${PROJECT_SOURCE_DIR}/src/kernel_registry.h"
-              "${PROJECT_SOURCE_DIR}/src/result_row.h"
+install(FILES "${PROJECT_SOURCE_DIR}/src/api/decode_api.h"
+              "${PROJECT_SOURCE_DIR}/src/registry/kernel_registry.h"
+              "${PROJECT_SOURCE_DIR}/src/reports/result_row.h"
         DESTINATION "${MHA_INSTALL_INCLUDEDIR}/mha")
 install(EXPORT mha_tune_targets NAMESPACE mha:: FILE mha_tuneTargets.cmake
         DESTINATION "${MHA_INSTALL_CMAKEDIR}")

@@ -6,7 +6,7 @@
 
 namespace mha {
 
-// A balanced split plan (src/split_plan.h builds it) gives each block one work item: key tiles
+// A balanced split plan (src/sweep/split_plan.h builds it) gives each block one work item: key tiles
 // [tile_begin, tile_end) of sequence `seq` (seq_len keys), which is chunk `chunk` of its `chunks`;
 // its partials start at row first_partial * heads. Everything a block needs is in the item (two
 // 16-byte loads, no dependent lookups before the pipeline starts).

@@ -1,4 +1,4 @@
-// GPU tests of the per-problem floor (src/read_floor.cu): a read of more bytes takes longer, a
+// GPU tests of the per-problem floor (src/gpu/read_floor.cu): a read of more bytes takes longer, a
 // large read runs near the probe's bandwidth, and stream and graph timing both work.
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 """The CI build is warning-free and stays so: scripts/test.sh configures with -DMHA_WERROR=ON,
 and in such a build every host C++ source of the project (src/, tests/, generated/) compiles with
 -Werror, so that a new warning fails the build instead of scrolling by. The probe compiles a file
-with a warning through the exact command of src/report_json.cpp and expects it to fail.
+with a warning through the exact command of src/reports/report_json.cpp and expects it to fail.
 
 Reads $MHA_BUILD_DIR/compile_commands.json (skipped when the build has none)."""
 
@@ -53,7 +53,7 @@ class CiBuildIsWarningFreeTest(unittest.TestCase):
                          "not a -DMHA_WERROR=ON build with compile_commands.json")
     def test_a_warning_fails_the_compile(self):
         with open(COMMANDS) as f:
-            entry = next(e for e in json.load(f) if e["file"].endswith("src/report_json.cpp"))
+            entry = next(e for e in json.load(f) if e["file"].endswith("src/reports/report_json.cpp"))
         with tempfile.TemporaryDirectory(prefix="mha_werror_") as tmp:
             probe = os.path.join(tmp, "probe.cpp")
             with open(probe, "w") as f:

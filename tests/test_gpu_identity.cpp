@@ -1,5 +1,5 @@
 // Host tests for the identities a report records so that a person can match it to a machine
-// (src/gpu_identity.h): UUID and PCI bus id as nvidia-smi prints them, the driver release from
+// (src/gpu/gpu_identity.h): UUID and PCI bus id as nvidia-smi prints them, the driver release from
 // /proc/driver/nvidia/version, and the new metadata fields read back (and absent in old reports).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Host tests for the seeded length mixes (src/length_mix.h) and the problem specs that use them:
+// Host tests for the seeded length mixes (src/problems/length_mix.h) and the problem specs that use them:
 // the same seed gives the same batch, each mix has the shape its name promises, names are stable,
 // and misuse names the key. tests/test_peers.py checks that Python draws the same lengths.
 #include <gtest/gtest.h>

@@ -24,7 +24,7 @@ spec = importlib.util.spec_from_file_location("peers", SCRIPT)
 peers = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(peers)
 
-# Keys exactly as src/report_json.cpp writes them.
+# Keys exactly as src/reports/report_json.cpp writes them.
 ROW_KEYS = {"kernel", "traits", "problem", "partitions", "status", "reason", "time", "bytes",
             "achieved_gbps", "peak_fraction", "rel_l2_error", "max_abs_error", "sm_clock_mhz",
             "throttled", "device"}

@@ -1,5 +1,5 @@
 // Host tests for problem specs, instantiation, names, step bytes and the built-in suites
-// (src/problem.h): errors name the key, and the suites contain docs/design.md's edge cases.
+// (src/problems/problem.h): errors name the key, and the suites contain docs/design.md's edge cases.
 #include <gtest/gtest.h>
 
 #include <cstdio>

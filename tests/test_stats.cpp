@@ -1,4 +1,4 @@
-// Host tests for the sample statistics and the noise-based stopping rule (src/stats.h).
+// Host tests for the sample statistics and the noise-based stopping rule (src/reports/stats.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>

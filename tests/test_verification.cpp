@@ -1,4 +1,4 @@
-// Host tests for output checking (src/verification.h): NaN/Inf fail, all-zero references,
+// Host tests for output checking (src/verify/verification.h): NaN/Inf fail, all-zero references,
 // the relative L2 and max-abs thresholds, per-dtype tolerances.
 #include <gtest/gtest.h>
 

@@ -165,7 +165,7 @@ int run_one_decode() {
   std::printf("decode: %s batch=%d heads=%d kv_heads=%d keys=1000,777 partitions=%d\n",
               kernel->name.c_str(), batch, heads, kv_heads, partitions);
   std::printf("checksum: sum=%.6g abs_sum=%.6g\n", sum, abs_sum);
-  // verify's bound for bf16 and fp16 inputs (src/verification.cpp): P and the output round.
+  // verify's bound for bf16 and fp16 inputs (src/verify/verification.cpp): P and the output round.
   const double rel_l2_error = std::sqrt(error_sq / ref_sq);
   std::printf("rel_l2_error vs CPU reference: %.3g\n", rel_l2_error);
   for (void* ptr : {d_q, d_k, d_v, d_out, d_workspace, static_cast<void*>(d_seq_lens)}) {

@@ -1,5 +1,5 @@
 """Peer rows and reports in mha-tune's report schema (schema_version 1, the keys of
-src/report_json.cpp), so that compare, plots and the side-by-side table read them unchanged. A peer
+src/reports/report_json.cpp), so that compare, plots and the side-by-side table read them unchanged. A peer
 has no tile: its traits carry zeros and its kernel name starts with "peer_"."""
 import datetime
 import json

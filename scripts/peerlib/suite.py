@@ -1,12 +1,12 @@
 """Peer problems as mha-tune writes them: inline specs and suite files with mha-tune's own keys,
-expanded and named exactly as src/problem.cpp does, so that peer rows and mha-tune rows of one
+expanded and named exactly as src/problems/problem.cpp does, so that peer rows and mha-tune rows of one
 suite join on the problem name. Also the bytes a step must move and the page tables peers read.
 Standard library only (the tests and --dry-run import no torch)."""
 import json
 import math
 import random
 
-# The keys of src/problem.cpp's set_field that change what a peer computes or how it is named,
+# The keys of src/problems/problem.cpp's set_field that change what a peer computes or how it is named,
 # plus short aliases for the common ones.
 ALIASES = {"b": "batch", "h": "heads", "n": "keys", "d": "depth"}
 KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
@@ -15,7 +15,7 @@ KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv
 CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16", "fp32"),
            "kv": ("contig", "paged"), "mask": ("null", "causal", "window", "chunked"),
            "mix": ("uniform", "lognormal", "one_long", "many_long")}
-MAX_KEYS = 1 << 24  # as src/problem.cpp
+MAX_KEYS = 1 << 24  # as src/problems/problem.cpp
 DEPTHS = (64, 128, 256)
 
 
@@ -133,7 +133,7 @@ def read_suite(path):
 
 
 class _SplitMix64:
-    """src/length_mix.cpp's generator, bit for bit."""
+    """src/problems/length_mix.cpp's generator, bit for bit."""
     MASK = (1 << 64) - 1
 
     def __init__(self, seed):
@@ -154,7 +154,7 @@ class _SplitMix64:
 
 
 def mix_lengths(mix, batch, keys, seed):
-    """As src/length_mix.cpp mix_lengths: the seeded ragged batches peers and mha-tune share."""
+    """As src/problems/length_mix.cpp mix_lengths: the seeded ragged batches peers and mha-tune share."""
     rng, lengths = _SplitMix64(seed), []
     for i in range(batch):
         n = keys
@@ -176,7 +176,7 @@ def _g(x):
 
 
 def problem_name(p):
-    """As src/problem.cpp problem_name."""
+    """As src/problems/problem.cpp problem_name."""
     name = (f"b{p['batch']}_h{p['heads']}_kv{p['kv_heads']}_d{p['depth']}_n{p['keys']}_"
             f"{p['dtype']}")
     if p["out_dtype"] != p["dtype"]:

@@ -8,8 +8,8 @@
 #include <numeric>
 #include <random>
 
-#include "../kernels/masks.cuh"
-#include "../kernels/ptx.cuh"
+#include "masks.cuh"
+#include "ptx.cuh"
 
 namespace mha {
 namespace {

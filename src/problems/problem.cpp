@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "../kernels/masks.cuh"
+#include "masks.cuh"
 #include "errors.h"
 #include "length_mix.h"
 #include "list_syntax.h"

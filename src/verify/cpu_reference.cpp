@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../kernels/masks.cuh"
+#include "masks.cuh"
 #include "reference.h"
 
 namespace mha {

@@ -687,7 +687,7 @@ struct Entry {
   int bm, bn, bk, wm, wn, threads, stages;
   bool warp_split_k;
   // > 0: that many equal partitions per sequence; < 0: mha-tune's balanced split plan
-  // (src/split_plan.h) with -partitions = blocks_per_sm * 2^21 + min_chunk_keys.
+  // (src/sweep/split_plan.h) with -partitions = blocks_per_sm * 2^21 + min_chunk_keys.
   int partitions;
   const char* kernel;  // the measured instance with this tile
 };

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "../kernels/ptx.cuh"
+#include "ptx.cuh"
 
 namespace mha {
 

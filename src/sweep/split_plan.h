@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/decode_params.cuh"
+#include "decode_params.cuh"
 
 namespace mha {
 

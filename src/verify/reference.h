@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/masks.cuh"
+#include "masks.cuh"
 #include "problem.h"
 #include "problem_data.h"
 

@@ -2,7 +2,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "../kernels/reference_kernel.cuh"
+#include "reference_kernel.cuh"
 #include "device_buffer.h"
 #include "reference.h"
 

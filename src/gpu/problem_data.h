@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../kernels/decode_params.cuh"
+#include "decode_params.cuh"
 #include "device_buffer.h"
 #include "problem.h"
 
