@@ -114,6 +114,21 @@ TEST(Kernels, DeliberatelyBrokenKernelsFailVerification) {
   }
 }
 
+// One decode step captured into a CUDA graph on `stream`; null (and a test failure) when the
+// capture or the launch fails.
+cudaGraph_t capture_step(const KernelEntry& k, const DecodeParams& params, cudaStream_t stream) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    ADD_FAILURE() << "cudaStreamBeginCapture failed";
+    return nullptr;
+  }
+  const cudaError_t launched = k.launch(params, stream);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  EXPECT_EQ(launched, cudaSuccess) << k.name;
+  EXPECT_EQ(ended, cudaSuccess) << k.name;
+  return launched == cudaSuccess && ended == cudaSuccess ? graph : nullptr;
+}
+
 // The programmatic reduce must survive CUDA-graph capture as a programmatic edge (else a graph
 // replay serialises it like a plain launch, or drops the dependency), and the replayed graph
 // must still compute the right output.
@@ -130,10 +145,8 @@ TEST(Kernels, ProgrammaticReduceIsAProgrammaticEdgeInACapturedGraph) {
   ASSERT_TRUE(params.programmatic_reduce);
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  cudaGraph_t graph;
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  ASSERT_EQ(k.launch(params, stream), cudaSuccess);
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraph_t graph = capture_step(k, params, stream);
+  ASSERT_NE(graph, nullptr);
 
   size_t edges = 0;
   ASSERT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
@@ -172,10 +185,8 @@ TEST(Kernels, SplitPlanGraphReplaysAfterTheLengthsChange) {
     ASSERT_GT(buffers.plan.work.size(), 4u) << "long sequences are cut into chunks";
     cudaStream_t stream;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    cudaGraph_t graph;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    ASSERT_EQ(k.launch(params, stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    cudaGraph_t graph = capture_step(k, params, stream);
+    ASSERT_NE(graph, nullptr);
     cudaGraphExec_t exec;
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
 
