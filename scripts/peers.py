@@ -30,6 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mha_report  # noqa: E402
 from peerlib import backends, report, timing  # noqa: E402
 from peerlib.worker import copy_bytes  # noqa: E402
 from peerlib.suite import (UsageError, expand_all, group_key, parse_inline, read_suite,  # noqa: E402
@@ -152,7 +153,25 @@ def git_commit():
         return "unknown"
 
 
+def resumed_rows(path):
+    """The rows of an earlier, interrupted run's report, which must be this script's own."""
+    rows = mha_report.load_report(path, "report to resume")["rows"]
+    for i, r in enumerate(rows):
+        if not r["kernel"].startswith("peer_"):
+            raise mha_report.ReportError(f"{path}: rows[{i}] is mha-tune's {r['kernel']}, not a "
+                                         "peer's: --resume takes the report peers.py wrote")
+    return rows
+
+
 def run(args, problems, peers):
+    rows, path = [], args.out + ".json"
+    if args.resume and os.path.exists(path):  # read first: a bad file fails before the GPU work
+        try:
+            rows = resumed_rows(path)
+        except mha_report.ReportError as e:
+            print(f"peers.py: {e}", file=sys.stderr)
+            return 2
+        print(f"resuming {path}: {len(rows)} row(s) kept", flush=True)
     workdir = tempfile.mkdtemp(prefix="mha_peers_")
     try:
         info = probe(workdir)
@@ -174,11 +193,6 @@ def run(args, problems, peers):
     env = {"l2_bytes": info["l2_bytes"], "peak_gbps": info["peak_gbps"], "seed": args.seed,
            "budget_s": args.time_budget, "target": args.target_error}
     cases, _ = plan(problems, peers, info["l2_bytes"])
-    rows, path = [], args.out + ".json"
-    if args.resume and os.path.exists(path):  # keep what an earlier, interrupted run measured
-        with open(path) as f:
-            rows = json.load(f)["rows"]
-        print(f"resuming {path}: {len(rows)} row(s) kept", flush=True)
     done = {(r["kernel"], r["problem"]["name"]) for r in rows}
     for peer in peers:
         mine = [(p, why) for p, q, why in cases

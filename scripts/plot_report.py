@@ -14,11 +14,14 @@ a --problem without passed rows, a report and a defaults file swapped), 3 when m
 numpy is missing (scripts/plot.sh installs them: apt-get install python3-matplotlib).
 """
 import argparse
-import json
 import math
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+import mha_report  # noqa: E402
+from mha_report import ReportError  # noqa: E402
 
 TILE_KEYS = ("bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
 
@@ -45,50 +48,28 @@ def import_pyplot():
     return plt
 
 
-def load_json(path, what):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        die(f"{path}: cannot read the {what}: {e.strerror}")
-    except ValueError as e:
-        die(f"{path}: the {what} is not valid JSON: {e}")
-
-
 def load_report(path):
-    rep = load_json(path, "report")
-    if isinstance(rep, dict) and isinstance(rep.get("buckets"), list) and "rows" not in rep:
-        die(f"{path}: this is a defaults file (`mha-tune select --out-json`), not a sweep report; "
-            "usage: plot_report.py REPORT.json --defaults DEFAULTS.json")
-    if not isinstance(rep, dict) or rep.get("schema_version") != 1:
-        die(f"{path}: not an mha-tune report (schema_version 1 expected)")
-    if not isinstance(rep.get("rows"), list) or not isinstance(rep.get("metadata"), dict):
-        die(f"{path}: 'rows' (a list) and 'metadata' (an object) are required")
-    for i, r in enumerate(rep["rows"]):
-        for key in ("kernel", "problem", "partitions", "status", "time", "achieved_gbps"):
-            if key not in r:
-                die(f"{path}: rows[{i}].{key}: missing")
+    """The report, with the fields the plots read and something to plot."""
+    rep = mha_report.load_report(path, "sweep report",
+                                 row_keys=mha_report.ROW_KEYS + ("achieved_gbps",))
     if not rep["rows"]:
-        die(f"{path}: rows: empty; nothing to plot")
+        raise ReportError(f"{path}: rows: empty; nothing to plot")
     if not any(plottable(r) for r in rep["rows"]):
-        die(f"{path}: rows: none passed with a time; nothing to plot")
+        raise ReportError(f"{path}: rows: none passed with a time; nothing to plot")
     return rep
 
 
 def load_defaults(path):
-    d = load_json(path, "defaults")
-    if isinstance(d, dict) and isinstance(d.get("rows"), list) and "metadata" in d:
-        die(f"{path}: this is a sweep report, not a defaults file; usage: plot_report.py "
-            "REPORT.json --defaults DEFAULTS.json (arguments swapped?)")
-    if not isinstance(d, dict):
-        die(f"{path}: the defaults must be a JSON object (`mha-tune select --out-json` writes one)")
-    return d
+    """select's defaults file, or a plain mapping: problem name -> {"kernel", "partitions"}."""
+    doc = mha_report.read_json(path, "defaults file")
+    if isinstance(doc, dict) and "buckets" not in doc and "rows" not in doc:
+        return doc
+    return mha_report.check_defaults(doc, path)
 
 
-def plottable(r):
-    t = r.get("time")
-    return (r.get("status") == "passed" and isinstance(t, dict)
-            and isinstance(t.get("median_us"), (int, float)) and t["median_us"] > 0)
+# A point the plots can place: passed, with a positive median time.
+plottable = mha_report.is_timed
+best_rows = mha_report.best_by_problem
 
 
 def tile_name(kernel):
@@ -97,30 +78,15 @@ def tile_name(kernel):
     return m.group(0) if m else kernel
 
 
-def best_rows(rows):
-    best = {}
-    for r in rows:
-        if not plottable(r):
-            continue
-        name = r["problem"]["name"]
-        if name not in best or r["time"]["median_us"] < best[name]["time"]["median_us"]:
-            best[name] = r
-    return best
-
-
 def default_rows(defaults, rows):
     """problem name -> the report row of the defaults' (tile, partitions) on that problem."""
     choice = {}  # problem name -> (tile dict or kernel name, partitions)
-    if isinstance(defaults, dict) and isinstance(defaults.get("buckets"), list):
+    if "buckets" in defaults:
         for r in rows:
-            p = r["problem"]
-            for b in defaults["buckets"]:
-                if (b.get("dtype"), b.get("depth"), b.get("group"), b.get("kv"), b.get("mask")) == (
-                        p["dtype"], p["depth"], p["heads"] // max(1, p["kv_heads"]), p["kv"], p["mask"]) and \
-                        b.get("work_units") == p["batch"] * p["kv_heads"] and \
-                        b.get("min_keys", 0) <= p["keys"] <= b.get("max_keys", -1):
-                    choice[p["name"]] = (b.get("tile"), b.get("partitions"))
-    elif isinstance(defaults, dict):  # a plain mapping: problem -> {"kernel", "partitions"}
+            b = mha_report.bucket_for(defaults, r["problem"])
+            if b:
+                choice[r["problem"]["name"]] = (b.get("tile"), b["partitions"])
+    else:  # a plain mapping: problem -> {"kernel", "partitions"}
         for name, c in defaults.items():
             if isinstance(c, dict) and "kernel" in c and "partitions" in c:
                 choice[name] = (c["kernel"], c["partitions"])
@@ -269,8 +235,11 @@ def main(argv=None):
     ap.add_argument("--out-dir", help="where to write the PNGs (default: next to the report)")
     ap.add_argument("--problem", help="problem name for the heatmap")
     a = ap.parse_args(argv)
-    rep = load_report(a.report)
-    defaults = load_defaults(a.defaults) if a.defaults else None
+    try:
+        rep = load_report(a.report)
+        defaults = load_defaults(a.defaults) if a.defaults else None
+    except ReportError as e:
+        die(str(e))
     if defaults is not None and not default_rows(defaults, rep["rows"]):
         print(f"plot_report.py: warning: {a.defaults}: no bucket matches a passed row of "
               f"{a.report}; defaults not drawn", file=sys.stderr)

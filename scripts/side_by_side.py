@@ -11,9 +11,13 @@ Prints markdown; exits 2 on unreadable or mismatched inputs, 1 when no problem h
 default and a timed peer (nothing compared is not a pass). Standard library only.
 """
 import argparse
-import json
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+import mha_report  # noqa: E402
+from mha_report import ReportError, is_ragged, split_label  # noqa: E402
 
 SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
          "peer_flashinfer_xqa": "FI xqa", "peer_flashinfer_cudnn": "FI cuDNN",
@@ -22,56 +26,10 @@ SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
 STATUS = {"not_supported": "n/s", "failed": "fail", "incorrect": "wrong", "skipped": "skip"}
 
 
-class InputError(Exception):
-    pass
-
-
-def load(path, what):
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read the {what}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: the {what} is not JSON: {e}") from None
-    key = "buckets" if what == "defaults" else "rows"
-    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
-        raise InputError(f"{path}: the {what} has no '{key}' list (is it a "
-                         f"{'`mha-tune select --out-json` file' if key == 'buckets' else 'report'}?)")
-    return doc
-
-
-def is_ragged(problem):
-    """As select's is_ragged_batch: the sequences' lengths differ."""
-    lengths = problem.get("ragged_lengths") or []
-    return min(lengths) != max(lengths) if lengths else bool(problem["lengths"])
-
-
 def default_choice(defaults, problem):
-    """The (kernel, partitions) select chose for the problem's exact bucket, or None. Buckets
-    of older defaults files carry no "ragged" and match either kind."""
-    for b in defaults["buckets"]:
-        if ("ragged" in b and b["ragged"] != is_ragged(problem)):
-            continue
-        if (b["dtype"] == problem["dtype"] and b["depth"] == problem["depth"]
-                and b["group"] == problem["heads"] // problem["kv_heads"]
-                and b["kv"] == problem["kv"] and b["mask"] == problem["mask"]
-                and b["work_units"] == problem["batch"] * problem["kv_heads"]
-                and b["min_keys"] <= problem["keys"] <= b["max_keys"]):
-            return b["kernel"], b["partitions"]
-    return None
-
-
-def split_label(row):
-    """A row's split as mha-tune prints it: "16", or "plan2x128" for a split plan (negative
-    partitions; reports since the plan also carry the label as "split")."""
-    if "split" in row:
-        return row["split"]
-    p = row["partitions"]
-    if p > 0:
-        return str(p)
-    code = -p
-    return f"plan{code >> 21}x{code & ((1 << 21) - 1)}"
+    """The (kernel, partitions) select chose for the problem's exact bucket, or None."""
+    b = mha_report.bucket_for(defaults, problem)
+    return (b["kernel"], b["partitions"]) if b else None
 
 
 def category(problem):
@@ -87,11 +45,12 @@ def geomean(v):
 
 def build_table(ours, peers, defaults):
     if any(r["kernel"].startswith("peer_") for r in ours["rows"]):
-        raise InputError("the first report holds peer rows: give the sweep's report first")
+        raise ReportError("the first report holds peer rows: give the sweep's report first")
     if not any(r["kernel"].startswith("peer_") for r in peers["rows"]):
-        raise InputError("the second report has no peer rows: give scripts/peers.py's report")
+        raise ReportError("the second report has no peer rows: give scripts/peers.py's report")
     peak = ours["metadata"]["peak_read_gbps"]
-    order, problems, best, points, floor_bytes, read_floor = [], {}, {}, {}, {}, {}
+    best = mha_report.best_by_problem(ours["rows"])
+    order, problems, points, floor_bytes, read_floor = [], {}, {}, {}, {}
     for r in ours["rows"]:
         name = r["problem"]["name"]
         if name not in problems:
@@ -104,8 +63,6 @@ def build_table(ours, peers, defaults):
         if r["status"] != "passed":
             continue
         points[(name, r["kernel"], r["partitions"])] = r
-        if name not in best or r["time"]["median_us"] < best[name]["time"]["median_us"]:
-            best[name] = r
     peer_cells, peer_names = {}, []
     for r in peers["rows"]:
         if r["kernel"] not in peer_names:
@@ -177,17 +134,18 @@ def main(argv=None):
     ap.add_argument("defaults", help="mha-tune select --out-json file")
     a = ap.parse_args(argv)
     try:
-        table = build_table(load(a.ours, "sweep report"), load(a.peers, "peers report"),
-                            load(a.defaults, "defaults"))
-    except InputError as e:
+        table = build_table(mha_report.load_report(a.ours, "sweep report"),
+                            mha_report.load_report(a.peers, "peers report"),
+                            mha_report.load_defaults(a.defaults))
+    except ReportError as e:
         print(f"side_by_side.py: {e}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError) as e:  # before LookupError, of which KeyError is one
+        print(f"side_by_side.py: a report lacks a field of mha-tune's schema: {e}", file=sys.stderr)
         return 2
     except LookupError as e:
         print(f"side_by_side.py: {e}", file=sys.stderr)
         return 1
-    except (KeyError, TypeError) as e:
-        print(f"side_by_side.py: a report lacks a field of mha-tune's schema: {e}", file=sys.stderr)
-        return 2
     print(table)
     return 0
 

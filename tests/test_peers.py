@@ -2,10 +2,13 @@
 """Tests of scripts/peers.py and scripts/peerlib without torch or a GPU: problem parsing and its
 errors, names and bytes as mha-tune computes them (checked against the built binary when
 MHA_BUILD_DIR has one), page tables, which peer refuses which problem and why, the report schema,
-crash isolation of the worker processes (a stand-in worker that segfaults), --dry-run and usage
-errors without importing torch. The GPU paths run on the H200 (scripts/bench_vs_peers.sh)."""
+crash isolation of the worker processes (a stand-in worker that segfaults), --resume's reading of
+its own report, --dry-run and usage errors without importing torch. The GPU paths run on the H200 (scripts/bench_vs_peers.sh)."""
 
+import argparse
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -268,6 +271,34 @@ class CrashIsolationTest(unittest.TestCase):
                                   "g_n14": "passed", "g_n15": "passed"})
         crashed = next(r for r in rows if r["problem"]["name"] == "g_n13")
         self.assertIn("SIGSEGV", crashed["reason"])
+
+
+class ResumeTest(unittest.TestCase):
+    def test_resume_reads_own_report_before_the_gpu(self):
+        """--resume keeps the rows of peers.py's own report; a file it cannot use (not JSON,
+        a sweep's report) exits 2 before the GPU probe."""
+        def no_probe(workdir):
+            raise AssertionError("the GPU was probed before the report to resume was read")
+        with tempfile.TemporaryDirectory() as d:
+            prefix = os.path.join(d, "peers")
+            row = report.make_row("torch_flex", problems("n=64")[0], "not_supported", "why")
+            report.write_report(prefix + ".json", report.make_report(report.make_metadata(), [row]))
+            self.assertEqual(peers.resumed_rows(prefix + ".json"), [row])
+            saved = peers.probe
+            peers.probe = no_probe
+            try:
+                for bad, text in [("{", "not valid JSON"), (json.dumps(report.make_report(
+                        report.make_metadata(), [dict(row, kernel="decode_a")])), "not a peer's")]:
+                    with open(prefix + ".json", "w") as f:
+                        f.write(bad)
+                    err = io.StringIO()
+                    with contextlib.redirect_stderr(err):
+                        rc = peers.run(argparse.Namespace(out=prefix, resume=True), [], [])
+                    self.assertEqual(rc, 2)
+                    self.assertIn(text, err.getvalue())
+                    self.assertIn(prefix + ".json: ", err.getvalue())
+            finally:
+                peers.probe = saved
 
 
 class CliTest(unittest.TestCase):

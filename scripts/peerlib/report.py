@@ -6,6 +6,8 @@ import json
 import math
 import os
 
+from mha_report import SCHEMA_VERSION
+
 from .suite import step_bytes
 
 
@@ -47,7 +49,7 @@ def make_metadata(gpu_name="", sm_count=0, l2_bytes=0, peak_gbps=0.0, command_li
                   driver_version="", cuda_version="", git_commit="unknown", timestamp=None,
                   devices="", config_file=""):
     ts = timestamp or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"schema_version": 1, "tool_version": "peers.py", "git_commit": git_commit,
+    return {"schema_version": SCHEMA_VERSION, "tool_version": "peers.py", "git_commit": git_commit,
             "gpu_name": gpu_name, "sm_count": int(sm_count), "sm_clock_max_mhz": 0.0,
             "mem_clock_max_mhz": 0.0, "l2_bytes": int(l2_bytes), "driver_version": driver_version,
             "cuda_version": cuda_version, "timestamp": ts, "config_file": config_file,
@@ -57,7 +59,7 @@ def make_metadata(gpu_name="", sm_count=0, l2_bytes=0, peak_gbps=0.0, command_li
 
 
 def make_report(meta, rows):
-    return {"schema_version": 1, "metadata": meta, "rows": rows}
+    return {"schema_version": SCHEMA_VERSION, "metadata": meta, "rows": rows}
 
 
 def write_report(path, report):

@@ -1,0 +1,64 @@
+"""What the fields of a report row and of a defaults bucket mean, computed as mha-tune's C++
+does (src/reports/report_json.cpp writes rows, src/reports/select.cpp buckets)."""
+
+# Of mha-tune's reports and of peers.py's, which copy their schema (peerlib/report.py).
+SCHEMA_VERSION = 1
+
+# A split plan is -(blocks_per_sm << PLAN_SHIFT | min_chunk_keys) on the partitions axis
+# (kPlanCodeBase in src/sweep/split_plan.cpp).
+PLAN_SHIFT = 21
+
+
+def split_label(row):
+    """A row's split as mha-tune prints it: "16", or "plan<blocks per SM>x<min chunk keys>" for a
+    split plan. Reports since the plan carry the label as "split"; older ones are decoded."""
+    if "split" in row:
+        return row["split"]
+    p = row["partitions"]
+    if p > 0:
+        return str(p)
+    code = -p
+    return f"plan{code >> PLAN_SHIFT}x{code & ((1 << PLAN_SHIFT) - 1)}"
+
+
+def is_ragged(problem):
+    """As select's is_ragged_batch: the sequences' lengths differ. A report lists them only for a
+    ragged batch; without the list, a named length set ("lengths") is taken as ragged."""
+    lengths = problem.get("ragged_lengths") or []
+    return min(lengths) != max(lengths) if lengths else bool(problem["lengths"])
+
+
+def is_timed(row):
+    """Passed, with a positive median: a time that can be compared (failed points carry 0 and
+    reports write NaN as the string "nan")."""
+    t = row.get("time")
+    return (row.get("status") == "passed" and isinstance(t, dict)
+            and isinstance(t.get("median_us"), (int, float)) and t["median_us"] > 0)
+
+
+def best_by_problem(rows):
+    """problem name -> the timed row with the lowest median: the best configuration measured."""
+    best = {}
+    for r in rows:
+        if not is_timed(r):
+            continue
+        name = r["problem"]["name"]
+        if name not in best or r["time"]["median_us"] < best[name]["time"]["median_us"]:
+            best[name] = r
+    return best
+
+
+def bucket_for(defaults, problem):
+    """The bucket of select's defaults that holds the problem exactly, or None (select's lookup
+    for a problem it has not seen picks the nearest bucket; the scripts compare only exact ones).
+    Buckets of older defaults files carry no "ragged" and hold either kind."""
+    for b in defaults["buckets"]:
+        if "ragged" in b and b["ragged"] != is_ragged(problem):
+            continue
+        if (b["dtype"] == problem["dtype"] and b["depth"] == problem["depth"]
+                and b["group"] == problem["heads"] // problem["kv_heads"]
+                and b["kv"] == problem["kv"] and b["mask"] == problem["mask"]
+                and b["work_units"] == problem["batch"] * problem["kv_heads"]
+                and b["min_keys"] <= problem["keys"] <= b["max_keys"]):
+            return b
+    return None
