@@ -49,6 +49,19 @@ class DryRun(unittest.TestCase):
             self.assertGreater(q["bytes_per_step"], 0)
         self.assertIsNone(p["shard"])
 
+    def test_auto_is_resolved_for_the_sm_count_given(self):
+        spec = "dtype=bf16,kv=contig,batch=1,heads=32,kv_heads=8,keys=131072"
+        h200 = plan("--problem", spec, "--partitions", "auto")
+        half = plan("--problem", spec, "--partitions", "auto", "--sm-count", "66")
+        self.assertEqual(h200["estimate"]["auto_partitions_sm_count"], 132)
+        self.assertEqual(half["estimate"]["auto_partitions_sm_count"], 66)
+        # Two blocks per SM over 8 KV heads: 33 partitions on 132 SMs, 17 on 66.
+        self.assertEqual(h200["problems"][0]["partitions"], [33])
+        self.assertEqual(half["problems"][0]["partitions"], [17])
+        r = run("sweep", "--problem", spec, "--sm-count", "66")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--sm-count: only for --dry-run", r.stderr)
+
     def test_estimate_is_positive_explained_and_grows_with_the_budget(self):
         small = plan("--problem", "keys=131072", "--time-budget", "0.001")  # the budget binds
         large = plan("--problem", "keys=131072", "--time-budget", "5")

@@ -61,6 +61,7 @@ struct SweepOptions {
   std::vector<std::string> filters, problem_specs;
   bool resume = false, quiet = false, warm = false, dry_run = false, json = false;
   int device = 0;
+  int sm_count = 0;  // --dry-run's SM count for "auto" (0: the H200's)
   uint64_t seed = 1;
   double time_budget_s = 0.25, target_error = 0.005;
   std::string command_line;
@@ -345,12 +346,16 @@ int run_sweep(const SweepOptions& o) {
                     o.time_budget_s, o.target_error));
   const std::optional<ShardSpec> shard = o.shard.empty() ? std::nullopt : std::optional(parse_shard(o.shard));
 
-  if (o.dry_run) {  // the plan only: no GPU needed; "auto" resolved for an H200's 132 SMs
+  if (o.dry_run) {  // the plan only: no GPU needed; "auto" resolved for --sm-count SMs
+    constexpr int kH200SmCount = 132;  // the GPU the estimate's model was measured on
+    const int sm_count = o.sm_count > 0 ? o.sm_count : kH200SmCount;
     std::vector<PlannedProblem> plan;
-    for (auto& w : plan_work(specs, kernels, o, 132)) plan.push_back({w.problem, w.kernels});
+    for (auto& w : plan_work(specs, kernels, o, sm_count)) plan.push_back({w.problem, w.kernels});
     return print_sweep_plan(plan,
-                            {o.json, shard, o.time_budget_s, o.timing == "graph", o.warm, 132});
+                            {o.json, shard, o.time_budget_s, o.timing == "graph", o.warm, sm_count});
   }
+  if (o.sm_count > 0)
+    throw UsageError("sweep --sm-count: only for --dry-run (a sweep uses its GPU's SM count)");
   if (o.json) throw UsageError("sweep --json: prints the plan of --dry-run; give --dry-run too");
   const std::vector<int> devices = parse_devices(o.devices, o.device);
   require_device(devices.front());
@@ -512,6 +517,9 @@ void add_sweep_command(CLI::App& app) {
                 "Print the plan (problems x kernels x partitions, this shard's points) and an "
                 "estimated duration, then exit (no GPU needed)");
   cmd->add_flag("--json", o->json, "With --dry-run: print the plan as JSON");
+  cmd->add_option("--sm-count", o->sm_count,
+                  "With --dry-run: resolve \"auto\" partitions for this many SMs (default 132, an H200's)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([o] {
     o->command_line = invocation_text();
     set_command_exit(run_sweep(*o));

@@ -35,7 +35,7 @@ std::string split_label(int partitions);
 struct SplitPlanTarget {
   int tile_keys = 64;       // BN: chunks are whole tiles
   int blocks_per_item = 1;  // kv_heads x row blocks per KV head: blocks one work item launches
-  int sm_count = 132;
+  int sm_count = 0;         // the device's (StepBuffers reads it); 0 plans for one slot
 };
 
 // Each sequence's visible keys [begin, end) (masks leave one contiguous range).

@@ -24,7 +24,7 @@ struct PlanOptions {
   double time_budget_s = 0.25;  // sweep --time-budget: sampling per point at most
   bool use_graph = true;
   bool warm = false;
-  int sm_count = 132;  // "auto" was resolved for this many SMs
+  int sm_count = 0;  // "auto" was resolved for this many SMs (sweep --sm-count)
 };
 
 // What the estimate assumes, all from the committed H200 runs (results/h200_2026-11-29_*.json):
