@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "gpu_test_support.h"
+#include "test_support.h"
 #include "report_json.h"
 
 namespace mha {
@@ -46,8 +47,7 @@ class Sweep : public ::testing::Test {
  protected:
   void SetUp() override {
     MHA_REQUIRE_GPU();
-    dir_ = fs::temp_directory_path() / ("mha_sweep_test_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
+    dir_ = testing::temp_dir("sweep_test_");
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string out(const std::string& name) const { return (dir_ / name).string(); }

@@ -19,12 +19,7 @@ namespace {
 
 constexpr int kSmCount = 132;
 
-std::filesystem::path temp_dir() {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("mha_tune_test_select" + std::to_string(::getpid()));  // one per process
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::filesystem::path temp_dir() { return testing::temp_dir("test_select"); }
 
 KernelTraits tile(int bn, int stages) {
   KernelTraits t = testing::llama_traits();

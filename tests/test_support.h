@@ -11,12 +11,17 @@
 
 namespace mha::testing {
 
-// <tmp>/mha_tune_<suite><pid>/<name>, the directory created; one directory per test process so
-// that parallel ctest runs never share files.
-inline std::string temp_path(const std::string& suite, const std::string& name) {
+// <tmp>/mha_tune_<suite><pid>, created; one directory per test process so that parallel ctest
+// runs never share files. Every C++ test takes its scratch space from here.
+inline std::filesystem::path temp_dir(const std::string& suite) {
   const auto dir = std::filesystem::temp_directory_path() / ("mha_tune_" + suite + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  return dir;
+}
+
+// <tmp>/mha_tune_<suite><pid>/<name>.
+inline std::string temp_path(const std::string& suite, const std::string& name) {
+  return (temp_dir(suite) / name).string();
 }
 
 inline KernelTraits llama_traits(const std::string& mask = "null") {
