@@ -69,6 +69,14 @@ class ConsumerPackage(unittest.TestCase):
         self.assertEqual(consumer, listed, self.output)
         self.assertIn(f"\n{len(listed)} kernel(s)\n", self.output)
 
+    def test_chooses_a_listed_kernel_from_the_tuned_defaults(self):
+        chosen = re.search(r"^choose: (\S+) partitions=(\d+) \((.+)\)$", self.output, re.M)
+        self.assertIsNotNone(chosen, self.output)
+        listed = re.findall(r"^kernel: (\S+)$", self.output, re.M)
+        if chosen.group(1) != "none":
+            self.assertIn(chosen.group(1), listed)
+            self.assertGreaterEqual(int(chosen.group(2)), 1)
+
     def test_decodes_with_a_device_and_says_so_without(self):
         if "no CUDA device: decode skipped" in self.output:
             self.assertNotIn("checksum", self.output)

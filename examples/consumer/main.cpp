@@ -180,6 +180,12 @@ int main() {
   std::printf("mha-tune package built for CUDA architectures: %s\n", MHA_TUNE_CUDA_ARCHITECTURES);
   for (const auto& k : mha::kernel_registry()) std::printf("kernel: %s\n", k.name.c_str());
   std::printf("%zu kernel(s)\n", mha::kernel_registry().size());
+  // What the tuned defaults pick for Llama-3-8B decode at batch 1 and 8,192 keys on an H200.
+  mha::DecodeShape llama;
+  llama.max_keys = 8192;
+  const mha::DecodeChoice choice = mha::choose_decode(llama, 132);
+  std::printf("choose: %s partitions=%d (%s)\n", choice.kernel ? choice.kernel->name.c_str() : "none",
+              choice.partitions, choice.reason.c_str());
   if (mha::decode(mha::DecodeParams{}, "decode_not_compiled", nullptr) != cudaErrorInvalidValue) {
     std::fprintf(stderr, "error: an unknown kernel name did not return cudaErrorInvalidValue\n");
     return 1;

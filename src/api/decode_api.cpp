@@ -2,7 +2,65 @@
 // only: mha::decode links to mha::kernels and CUDA's runtime, nothing of the CLI.
 #include "decode_api.h"
 
+#include <algorithm>
+
+// The defaults `mha-tune select` generated; CMake passes the header's path.
+#include MHA_DEFAULTS_HEADER
+
 namespace mha {
+
+namespace {
+
+bool computes(const KernelTraits& t, const DecodeShape& s) {
+  return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
+         t.out_dtype == s.out_dtype && t.depth == s.depth && t.group == s.heads / s.kv_heads &&
+         t.kv == s.kv && t.mask == s.mask && t.has_sink == s.has_sink;
+}
+
+}  // namespace
+
+DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
+  DecodeChoice c;
+  if (s.kv_heads <= 0 || s.heads % s.kv_heads != 0 || s.batch <= 0) {
+    c.reason = "invalid shape: heads must be a positive multiple of kv_heads, batch positive";
+    return c;
+  }
+  const int group = s.heads / s.kv_heads, work_units = s.batch * s.kv_heads;
+  const int keys = std::max(1, s.max_keys);
+  const auto table = mha_tune_defaults::select_config(s.dtype.c_str(), s.depth, group, s.kv.c_str(),
+                                                      s.mask.c_str(), work_units, keys, sm_count,
+                                                      s.ragged);
+  // The rule counts every row block of a KV head (a group larger than the tile's BM).
+  auto rule_partitions = [&](const KernelTraits& t) {
+    const int blocks = (group + t.bm - 1) / std::max(1, t.bm);
+    return mha_tune_defaults::auto_partitions(sm_count, work_units * blocks, keys);
+  };
+  if (table.entry != nullptr) {
+    const KernelEntry* k = find_kernel(table.entry->kernel);
+    if (k != nullptr && computes(k->traits, s)) {
+      c.kernel = k;
+      if (table.partitions >= 1) {
+        c.partitions = table.partitions;
+        c.is_tuned = table.is_exact;
+        c.reason = table.is_exact ? "tuned: the shape's bucket" : "nearest measured bucket, partitions from the rule";
+      } else {
+        c.partitions = rule_partitions(k->traits);
+        c.reason = "the bucket's default is a split plan; partitions from the rule";
+      }
+      return c;
+    }
+  }
+  for (const KernelEntry& k : kernel_registry()) {
+    if (!computes(k.traits, s)) continue;
+    c.kernel = &k;
+    c.partitions = rule_partitions(k.traits);
+    c.reason = table.entry == nullptr ? "no bucket of this dtype and depth measured: first compiled kernel of the family"
+                                      : "the tuned kernel is not in this build: first compiled kernel of the family";
+    return c;
+  }
+  c.reason = "no compiled kernel computes this shape";
+  return c;
+}
 
 const KernelEntry* find_kernel(const std::string& name) {
   for (const KernelEntry& k : kernel_registry()) {

@@ -23,6 +23,35 @@ size_t decode_workspace_bytes(int batch, int heads, int depth, int partitions);
 // p.partitions) bytes, in the order above (null pointers when p.partitions <= 1).
 void attach_decode_workspace(DecodeParams& p, int depth, void* workspace);
 
+// One decode step's shape as an engine knows it: what picks a kernel and a split.
+struct DecodeShape {
+  std::string dtype = "bf16";      // q, K, V
+  std::string out_dtype = "bf16";
+  std::string kv = "contig";       // "contig" | "paged"
+  std::string mask = "null";       // "null" | "causal" | "window" | "chunked"
+  bool has_sink = false;
+  int depth = 128, heads = 32, kv_heads = 8, batch = 1;
+  int max_keys = 1;                // the longest sequence of the batch
+  bool ragged = false;             // the sequences' lengths differ
+};
+
+// A kernel and a partition count for a shape, and how they were chosen.
+struct DecodeChoice {
+  const KernelEntry* kernel = nullptr;  // null: no compiled instance computes the shape
+  int partitions = 1;
+  bool is_tuned = false;  // the shape's own bucket was measured and its kernel is compiled in
+  std::string reason;
+};
+
+// The tuned default for a shape, from the table `mha-tune select` generated (compiled in: the
+// header CMake's MHA_DEFAULTS_HEADER names, results/mha_tune_defaults.h unless set), on a GPU of
+// sm_count SMs. Falls back predictably: the nearest measured bucket's kernel if this build has
+// it and it computes the shape; else the first compiled kernel of the shape's family (dtype,
+// out_dtype, depth, group, kv, mask, sink) in registry order; partitions then come from the
+// table's rule. A bucket whose default is a split plan also gets the rule's fixed count:
+// decode() takes fixed partitions (plans run through the sweep's StepBuffers today).
+DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
+
 // Launches the named instance on the stream (the decode kernel, plus the split-K reduce when
 // p.partitions > 1; never synchronises). cudaErrorInvalidValue with no launch when the name is
 // not compiled in, or when p.partitions > 1 and the partials are missing.
