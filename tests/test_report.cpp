@@ -318,4 +318,23 @@ TEST(ReportCsv, OneLinePerRowWithEveryColumn) {
 }
 
 }  // namespace
+// The field table writes back exactly what the H200 runs wrote: every committed report's rows,
+// read and written again, equal the file's rows, but for fields added since (plan_us).
+TEST(Report, RowsRoundTripTheCommittedReportsExactly) {
+  for (const char* name : {"results/h200_2026-11-29_ragged_ours.json",
+                           "results/h200_2026-11-29_serving2_ours.json",
+                           "results/h200_2026-11-29_default.json"}) {
+    const std::string path = std::string(MHA_SOURCE_DIR) + "/" + name;
+    const nlohmann::json file = read_json_file(path, "a report");
+    const Report report = read_report_json(path);
+    ASSERT_EQ(report.rows.size(), file["rows"].size()) << name;
+    for (size_t i = 0; i < report.rows.size(); ++i) {
+      nlohmann::json written = to_json_value(report.rows[i]);
+      for (const char* added : {"plan_us", "split", "floor_us", "time_over_floor"})
+        if (!file["rows"][i].contains(added)) written.erase(added);
+      ASSERT_EQ(written, file["rows"][i]) << name << " rows[" << i << "]";
+    }
+  }
+}
+
 }  // namespace mha

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "report_json.h"
-#include "split_plan.h"
+#include "row_fields.h"
 
 namespace mha {
 
@@ -30,106 +30,25 @@ std::string csv_line(const std::vector<std::string>& fields) {
 }
 
 std::vector<std::string> report_csv_columns() {
-  return {"kernel",
-          "dtype",
-          "out_dtype",
-          "depth",
-          "group",
-          "kv",
-          "mask",
-          "sink",
-          "bm",
-          "bn",
-          "bk",
-          "wm",
-          "wn",
-          "threads",
-          "stages",
-          "warp_split_k",
-          "smem_bytes",
-          "problem",
-          "batch",
-          "heads",
-          "kv_heads",
-          "page_size",
-          "window",
-          "chunk",
-          "keys",
-          "lengths",
-          "partitions",
-          "split",
-          "status",
-          "reason",
-          "median_us",
-          "min_us",
-          "mean_us",
-          "stdev_us",
-          "samples",
-          "bytes",
-          "gbps",
-          "peak_fraction",
-          "floor_us",
-          "time_over_floor",
-          "plan_us",
-          "rel_l2_error",
-          "max_abs_error",
-          "sm_clock_mhz",
-          "throttled",
-          "device"};
+  std::vector<std::string> columns;
+  for (const RowField& f : row_fields())
+    if (f.column != nullptr) columns.push_back(f.column);
+  return columns;
 }
 
 std::vector<std::string> report_csv_fields(const ResultRow& r) {
-  auto i = [](long long v) { return std::to_string(v); };
-  auto b = [](bool v) { return std::string(v ? "1" : "0"); };
-  auto d = [](double v) { return fmt::format("{}", v); };
-  const KernelTraits& t = r.traits;
-  const ProblemShape& p = r.problem;
-  return {r.kernel,
-          t.dtype,
-          t.out_dtype,
-          i(t.depth),
-          i(t.group),
-          t.kv,
-          t.mask,
-          b(t.has_sink),
-          i(t.bm),
-          i(t.bn),
-          i(t.bk),
-          i(t.wm),
-          i(t.wn),
-          i(t.threads),
-          i(t.stages),
-          b(t.warp_split_k),
-          i(t.smem_bytes),
-          p.name,
-          i(p.batch),
-          i(p.heads),
-          i(p.kv_heads),
-          i(p.page_size),
-          i(p.window),
-          i(p.chunk),
-          i(p.keys),
-          p.lengths,
-          i(r.partitions),
-          split_label(r.partitions),
-          status_name(r.status),
-          r.reason,
-          d(r.time.median_us),
-          d(r.time.min_us),
-          d(r.time.mean_us),
-          d(r.time.stdev_us),
-          i(r.time.samples),
-          d(r.bytes),
-          d(r.achieved_gbps),
-          d(r.peak_fraction),
-          d(r.floor_us),
-          d(r.floor_us > 0 ? r.time.median_us / r.floor_us : 0.0),
-          d(r.plan_us),
-          d(r.rel_l2_error),
-          d(r.max_abs_error),
-          d(r.sm_clock_mhz),
-          b(r.throttled),
-          i(r.device)};
+  std::vector<std::string> fields;
+  for (const RowField& f : row_fields()) {
+    if (f.column == nullptr) continue;
+    const FieldValue v = f.get(r);
+    switch (f.kind) {
+      case FieldKind::kInt: fields.push_back(std::to_string(std::get<long long>(v))); break;
+      case FieldKind::kDouble: fields.push_back(fmt::format("{}", std::get<double>(v))); break;
+      case FieldKind::kString: fields.push_back(std::get<std::string>(v)); break;
+      case FieldKind::kBool: fields.push_back(std::get<bool>(v) ? "1" : "0"); break;
+    }
+  }
+  return fields;
 }
 
 std::string report_to_csv(const std::vector<ResultRow>& rows) {

@@ -1,6 +1,5 @@
 // JSON form of rows, metadata and reports; strict reading with file-and-key messages.
 #include "report_json.h"
-#include "split_plan.h"
 
 #include <cmath>
 #include <cstdio>
@@ -11,6 +10,7 @@
 
 #include "errors.h"
 #include "json_strict.h"
+#include "row_fields.h"
 
 namespace mha {
 
@@ -85,164 +85,91 @@ bool get_bool(const json& j, const std::string& where, const std::string& key) {
 
 }  // namespace
 
-json tile_to_json(const KernelTraits& t) {
-  return json{{"bm", t.bm},
-              {"bn", t.bn},
-              {"bk", t.bk},
-              {"wm", t.wm},
-              {"wn", t.wn},
-              {"threads", t.threads},
-              {"stages", t.stages},
-              {"warp_split_k", t.warp_split_k},
-              {"smem_bytes", t.smem_bytes}};
-}
-
-json to_json_value(const KernelTraits& t) {
-  json j = tile_to_json(t);
-  j.update(json{{"dtype", t.dtype},
-                {"out_dtype", t.out_dtype},
-                {"depth", t.depth},
-                {"group", t.group},
-                {"kv", t.kv},
-                {"mask", t.mask},
-                {"has_sink", t.has_sink}});
-  return j;
-}
-
 namespace {
 
-KernelTraits traits_from(const json& j, const std::string& w) {
-  KernelTraits t;
-  t.dtype = get_string(j, w, "dtype");
-  t.out_dtype = get_string(j, w, "out_dtype");
-  t.depth = get_int(j, w, "depth");
-  t.group = get_int(j, w, "group");
-  t.kv = get_string(j, w, "kv");
-  t.mask = get_string(j, w, "mask");
-  t.has_sink = get_bool(j, w, "has_sink");
-  t.bm = get_int(j, w, "bm");
-  t.bn = get_int(j, w, "bn");
-  t.bk = get_int(j, w, "bk");
-  t.wm = get_int(j, w, "wm");
-  t.wn = get_int(j, w, "wn");
-  t.threads = get_int(j, w, "threads");
-  t.stages = get_int(j, w, "stages");
-  t.warp_split_k = get_bool(j, w, "warp_split_k");
-  t.smem_bytes = get_int(j, w, "smem_bytes");
-  return t;
+json field_json(FieldKind kind, const FieldValue& v) {
+  switch (kind) {
+    case FieldKind::kInt: return std::get<long long>(v);
+    case FieldKind::kDouble: return number(std::get<double>(v));
+    case FieldKind::kString: return std::get<std::string>(v);
+    case FieldKind::kBool: return std::get<bool>(v);
+  }
+  return nullptr;
 }
 
-json problem_json(const ProblemShape& p) {
-  json j{{"name", p.name},           {"batch", p.batch},   {"heads", p.heads},
-         {"kv_heads", p.kv_heads},   {"depth", p.depth},   {"dtype", p.dtype},
-         {"out_dtype", p.out_dtype}, {"kv", p.kv},         {"page_size", p.page_size},
-         {"mask", p.mask},           {"window", p.window}, {"chunk", p.chunk},
-         {"has_sink", p.has_sink},   {"keys", p.keys},     {"lengths", p.lengths}};
-  // Ragged batches also carry every length and their total, so that reports can be bucketed and
-  // split rules priced on the real batch (the name shortens long lists).
-  if (!p.ragged_lengths.empty()) {
-    j["ragged_lengths"] = p.ragged_lengths;
-    j["total_keys"] = std::accumulate(p.ragged_lengths.begin(), p.ragged_lengths.end(), 0LL);
+FieldValue field_from(FieldKind kind, const json& j, const std::string& where, const std::string& key) {
+  switch (kind) {
+    case FieldKind::kInt: return static_cast<long long>(get_int(j, where, key));
+    case FieldKind::kDouble: return get_double(j, where, key);
+    case FieldKind::kString: return get_string(j, where, key);
+    case FieldKind::kBool: return get_bool(j, where, key);
   }
+  fail(where, key, "unknown field kind");
+}
+
+// The fields of one of a row's objects ("traits", "problem", "time") or of the row itself ("").
+json fields_json(const ResultRow& r, const std::string& object) {
+  json j = json::object();
+  for (const RowField& f : row_fields())
+    if (f.object == object) j[f.key] = field_json(f.kind, f.get(r));
   return j;
-}
-
-ProblemShape problem_from(const json& j, const std::string& w) {
-  ProblemShape p;
-  p.name = get_string(j, w, "name");
-  p.batch = get_int(j, w, "batch");
-  p.heads = get_int(j, w, "heads");
-  p.kv_heads = get_int(j, w, "kv_heads");
-  p.depth = get_int(j, w, "depth");
-  p.dtype = get_string(j, w, "dtype");
-  p.out_dtype = get_string(j, w, "out_dtype");
-  p.kv = get_string(j, w, "kv");
-  p.page_size = get_int(j, w, "page_size");
-  p.mask = get_string(j, w, "mask");
-  p.window = get_int(j, w, "window");
-  p.chunk = get_int(j, w, "chunk");
-  p.has_sink = get_bool(j, w, "has_sink");
-  p.keys = get_int(j, w, "keys");
-  p.lengths = get_string(j, w, "lengths");
-  if (j.contains("ragged_lengths")) {  // added later: optional
-    const json& list = j["ragged_lengths"];
-    if (!list.is_array() || static_cast<int>(list.size()) != p.batch)
-      fail(w, "ragged_lengths", "expected a list of " + std::to_string(p.batch) + " lengths (batch)");
-    for (const json& n : list) {
-      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > INT32_MAX)
-        fail(w, "ragged_lengths", "expected positive integers, got " + n.dump());
-      p.ragged_lengths.push_back(n.get<int>());
-    }
-  }
-  return p;
-}
-
-json timing_json(const TimingStats& t) {
-  return json{{"median_us", number(t.median_us)},
-              {"min_us", number(t.min_us)},
-              {"mean_us", number(t.mean_us)},
-              {"stdev_us", number(t.stdev_us)},
-              {"samples", t.samples}};
-}
-
-TimingStats timing_from(const json& j, const std::string& w) {
-  TimingStats t;
-  t.median_us = get_double(j, w, "median_us");
-  t.min_us = get_double(j, w, "min_us");
-  t.mean_us = get_double(j, w, "mean_us");
-  t.stdev_us = get_double(j, w, "stdev_us");
-  t.samples = get_int(j, w, "samples");
-  return t;
 }
 
 }  // namespace
 
+json to_json_value(const KernelTraits& t) {
+  ResultRow r;
+  r.traits = t;
+  return fields_json(r, "traits");
+}
+
+json tile_to_json(const KernelTraits& t) {
+  json j = to_json_value(t);
+  for (const char* family : {"dtype", "out_dtype", "depth", "group", "kv", "mask", "has_sink"})
+    j.erase(family);
+  return j;
+}
+
 json to_json_value(const ResultRow& r) {
-  return json{{"kernel", r.kernel},
-              {"traits", to_json_value(r.traits)},
-              {"problem", problem_json(r.problem)},
-              {"partitions", r.partitions},
-              {"split", split_label(r.partitions)},  // "16", or "plan1x256" (negative partitions)
-              {"status", status_name(r.status)},
-              {"reason", r.reason},
-              {"time", timing_json(r.time)},
-              {"bytes", number(r.bytes)},
-              {"achieved_gbps", number(r.achieved_gbps)},
-              {"peak_fraction", number(r.peak_fraction)},
-              {"floor_us", number(r.floor_us)},
-              {"time_over_floor", number(r.floor_us > 0 ? r.time.median_us / r.floor_us : 0.0)},
-              {"plan_us", number(r.plan_us)},
-              {"rel_l2_error", number(r.rel_l2_error)},
-              {"max_abs_error", number(r.max_abs_error)},
-              {"sm_clock_mhz", number(r.sm_clock_mhz)},
-              {"throttled", r.throttled},
-              {"device", r.device}};
+  json j = fields_json(r, "");
+  for (const char* object : {"traits", "problem", "time"}) j[object] = fields_json(r, object);
+  // Ragged batches also carry every length and their total, so that reports can be bucketed and
+  // split rules priced on the real batch (the name shortens long lists).
+  const ProblemShape& p = r.problem;
+  if (!p.ragged_lengths.empty()) {
+    j["problem"]["ragged_lengths"] = p.ragged_lengths;
+    j["problem"]["total_keys"] = std::accumulate(p.ragged_lengths.begin(), p.ragged_lengths.end(), 0LL);
+  }
+  return j;
 }
 
 ResultRow row_from_json(const json& j, const std::string& w) {
   ResultRow r;
-  r.kernel = get_string(j, w, "kernel");
-  r.traits = traits_from(field(j, w, "traits"), w + ".traits");
-  r.problem = problem_from(field(j, w, "problem"), w + ".problem");
-  r.partitions = get_int(j, w, "partitions");
-  const std::string status = get_string(j, w, "status");
-  try {
-    r.status = status_from_name(status);
-  } catch (const std::invalid_argument& e) {
-    fail(w, "status", e.what());
+  for (const RowField& f : row_fields()) {
+    if (f.set == nullptr) continue;  // derived: written for readers, recomputed here
+    const std::string object = f.object;
+    const std::string where = object.empty() ? w : w + "." + object;
+    const json& holder = object.empty() ? j : field(j, w, object);
+    if (f.optional && holder.is_object() && !holder.contains(f.key)) continue;
+    const FieldValue v = field_from(f.kind, holder, where, f.key);
+    try {
+      f.set(r, v);
+    } catch (const std::invalid_argument& e) {
+      fail(where, f.key, e.what());
+    }
   }
-  r.reason = get_string(j, w, "reason");
-  r.time = timing_from(field(j, w, "time"), w + ".time");
-  r.bytes = get_double(j, w, "bytes");
-  r.achieved_gbps = get_double(j, w, "achieved_gbps");
-  r.peak_fraction = get_double(j, w, "peak_fraction");
-  if (j.contains("floor_us")) r.floor_us = get_double(j, w, "floor_us");  // added later
-  if (j.contains("plan_us")) r.plan_us = get_double(j, w, "plan_us");      // added with plans
-  r.rel_l2_error = get_double(j, w, "rel_l2_error");
-  r.max_abs_error = get_double(j, w, "max_abs_error");
-  r.sm_clock_mhz = get_double(j, w, "sm_clock_mhz");
-  r.throttled = get_bool(j, w, "throttled");
-  r.device = get_int(j, w, "device");
+  const json& problem = field(j, w, "problem");
+  if (problem.contains("ragged_lengths")) {  // added later: optional
+    const std::string where = w + ".problem";
+    const json& list = problem["ragged_lengths"];
+    if (!list.is_array() || static_cast<int>(list.size()) != r.problem.batch)
+      fail(where, "ragged_lengths", "expected a list of " + std::to_string(r.problem.batch) + " lengths (batch)");
+    for (const json& n : list) {
+      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > INT32_MAX)
+        fail(where, "ragged_lengths", "expected positive integers, got " + n.dump());
+      r.problem.ragged_lengths.push_back(n.get<int>());
+    }
+  }
   return r;
 }
 
