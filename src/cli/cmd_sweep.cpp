@@ -85,53 +85,16 @@ std::string slug(std::string s) {
   return s;
 }
 
-// A problem with the kernels that compute it (problems of one family share data and reference).
-struct WorkItem {
-  Problem problem;
-  std::vector<const KernelEntry*> kernels;
-};
-
-std::vector<WorkItem> plan_work(const std::vector<ProblemSpec>& specs,
-                                const std::vector<const KernelEntry*>& kernels,
-                                const SweepOptions& o, int sm_count) {
+std::vector<PlannedProblem> plan_work(const std::vector<ProblemSpec>& specs,
+                                      const std::vector<const KernelEntry*>& kernels,
+                                      const SweepOptions& o, int sm_count) {
+  SweepPlanInput in;
+  in.partitions_override = o.partitions;
   // `auto` uses select's fitted rule when given one, else the documented unfitted default.
-  const PartitionRule rule = o.rule_file.empty() ? default_partition_rule() : read_partition_rule(o.rule_file);
-  std::optional<ProblemSpec> override_spec;
-  if (!o.partitions.empty()) {
-    override_spec = parse_problem_spec("partitions=" + o.partitions);
-    override_spec->origin = "--partitions";
-  }
-  std::vector<WorkItem> work;
-  std::map<std::string, size_t> index;
-  for (const auto& spec : specs)
-    for (const KernelEntry* k : kernels) {
-      std::string why;
-      for (Problem p : instantiate(spec, k->traits, &why)) {
-        p.seed = o.seed;
-        if (override_spec) {
-          p.partitions = spec_partitions(*override_spec);
-          p.partitions_auto = override_spec->partitions_auto;
-        }
-        if (p.partitions_auto) {
-          const int units = rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), k->traits.bm);
-          p.partitions.push_back(auto_partitions(rule, sm_count, units, p.shape.keys));
-          std::sort(p.partitions.begin(), p.partitions.end());
-          p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()), p.partitions.end());
-        }
-        auto [it, inserted] = index.emplace(p.shape.name, work.size());
-        if (inserted) work.push_back({p, {}});
-        // A name is a problem's identity in reports: one name for two problems (a named spec
-        // that leaves kv or page_size to the families) would give one kernel the other's data.
-        const Problem& first = work[it->second].problem;
-        if (!inserted && problem_name(first) != problem_name(p))
-          throw UsageError(fmt::format(
-              "{}: the name '{}' stands for two problems, {} and {} (for kernel {}): give the "
-              "differing keys in the spec, or a name per problem",
-              spec.origin, p.shape.name, problem_name(first), problem_name(p), k->name));
-        work[it->second].kernels.push_back(k);
-      }
-    }
-  return work;
+  in.rule = o.rule_file.empty() ? default_partition_rule() : read_partition_rule(o.rule_file);
+  in.seed = o.seed;
+  in.sm_count = sm_count;
+  return plan_sweep(specs, kernels, in);
 }
 
 ResultRow point_row(const KernelEntry& k, const Problem& p, int partitions, int device) {
@@ -220,7 +183,7 @@ void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, con
 }
 
 // Every point of one problem on one device; the problem's data and reference are made once.
-void run_item(SweepContext& ctx, DeviceWorker& w, const WorkItem& item) {
+void run_item(SweepContext& ctx, DeviceWorker& w, const PlannedProblem& item) {
   const Problem& problem = item.problem;
   const SweepOptions& o = ctx.options;
   double best_us = 0;
@@ -350,7 +313,7 @@ int run_sweep(const SweepOptions& o) {
     constexpr int kH200SmCount = 132;  // the GPU the estimate's model was measured on
     const int sm_count = o.sm_count > 0 ? o.sm_count : kH200SmCount;
     std::vector<PlannedProblem> plan;
-    for (auto& w : plan_work(specs, kernels, o, sm_count)) plan.push_back({w.problem, w.kernels});
+    plan = plan_work(specs, kernels, o, sm_count);
     return print_sweep_plan(plan,
                             {o.json, shard, o.time_budget_s, o.timing == "graph", o.warm, sm_count});
   }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "errors.h"
@@ -13,6 +15,48 @@
 #include "step_timer.h"
 
 namespace mha {
+
+std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
+                                       const std::vector<const KernelEntry*>& kernels,
+                                       const SweepPlanInput& in) {
+  std::optional<ProblemSpec> override_spec;
+  if (!in.partitions_override.empty()) {
+    override_spec = parse_problem_spec("partitions=" + in.partitions_override);
+    override_spec->origin = "--partitions";
+  }
+  std::vector<PlannedProblem> work;
+  std::map<std::string, size_t> index;
+  for (const auto& spec : specs)
+    for (const KernelEntry* k : kernels) {
+      std::string why;
+      for (Problem p : instantiate(spec, k->traits, &why)) {
+        p.seed = in.seed;
+        if (override_spec) {
+          p.partitions = spec_partitions(*override_spec);
+          p.partitions_auto = override_spec->partitions_auto;
+        }
+        if (p.partitions_auto) {
+          const int units = rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), k->traits.bm);
+          p.partitions.push_back(auto_partitions(in.rule, in.sm_count, units, p.shape.keys));
+        }
+        // One order everywhere: split plans (negative) first, then counts ascending.
+        std::sort(p.partitions.begin(), p.partitions.end());
+        p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()), p.partitions.end());
+        auto [it, inserted] = index.emplace(p.shape.name, work.size());
+        if (inserted) work.push_back({p, {}});
+        // A name is a problem's identity in reports: one name for two problems (a named spec
+        // that leaves kv or page_size to the families) would give one kernel the other's data.
+        const Problem& first = work[it->second].problem;
+        if (!inserted && problem_name(first) != problem_name(p))
+          throw UsageError(fmt::format(
+              "{}: the name '{}' stands for two problems, {} and {} (for kernel {}): give the "
+              "differing keys in the spec, or a name per problem",
+              spec.origin, p.shape.name, problem_name(first), problem_name(p), k->name));
+        work[it->second].kernels.push_back(k);
+      }
+    }
+  return work;
+}
 
 double estimate_point_s(const Problem& p, int partitions, const PlanOptions& o,
                         const EstimateModel& m) {

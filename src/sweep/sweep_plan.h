@@ -8,6 +8,7 @@
 
 #include "kernel_registry.h"
 #include "problem.h"
+#include "select.h"
 #include "sharding.h"
 
 namespace mha {
@@ -17,6 +18,22 @@ struct PlannedProblem {
   Problem problem;
   std::vector<const KernelEntry*> kernels;
 };
+
+// What turns specs into a sweep's problems besides the kernels: --partitions (replacing each
+// spec's), the rule "auto" resolves with, for this SM count, and the inputs' seed.
+struct SweepPlanInput {
+  std::string partitions_override;  // "" or a --partitions list, e.g. "1:16:plan"
+  PartitionRule rule;
+  int sm_count = 0;
+  uint64_t seed = 1;
+};
+
+// Every spec instantiated for every kernel whose family computes it, merged by problem name (a
+// problem's kernels share its data and reference), with "auto" partitions resolved for each
+// kernel's row blocks per KV head. Throws UsageError when one name stands for two problems.
+std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
+                                       const std::vector<const KernelEntry*>& kernels,
+                                       const SweepPlanInput& in);
 
 struct PlanOptions {
   bool json = false;
