@@ -29,3 +29,7 @@ source scripts/peer_wheels.sh install .whl
 python3 scripts/peers.py --suite "$config" --out "${prefix}_peers" ${MHA_PEERS_ARGS:-}
 python3 scripts/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" "${prefix}_defaults.json" |
   tee "${prefix}_side_by_side.md"
+# A suite with uniform twins of its ragged batches (configs/ragged.json): what raggedness costs.
+if grep -q "_uniform_equiv" "$config"; then
+  python3 scripts/ragged_vs_uniform.py "${prefix}_ours.json" | tee "${prefix}_ragged_vs_uniform.md"
+fi
