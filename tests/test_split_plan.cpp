@@ -150,7 +150,7 @@ TEST(SplitPlan, SpecsAddOnePlanPerKnobCombination) {
   EXPECT_EQ(parts[1], 16);
   EXPECT_EQ(split_label(parts[2]), "plan1x256");
   EXPECT_EQ(split_label(parts[5]), "plan2x1024");
-  EXPECT_EQ(split_label(spec_partitions(parse_problem_spec("partitions=plan"))[0]), "plan1x256");
+  EXPECT_EQ(split_label(spec_partitions(parse_problem_spec("partitions=plan"))[0]), "plan2x128");
 }
 
 // Planning runs on the host before each step's graph replay, so it must cost little next to a

@@ -49,7 +49,7 @@ TEST(SweepPlan, PartitionsOverrideReplacesEverySpecs) {
   const auto plan = plan_sweep(specs, all_kernels(), input(132, "4:plan"));
   ASSERT_EQ(plan.size(), 1u);
   ASSERT_EQ(plan[0].problem.partitions.size(), 2u);
-  EXPECT_EQ(split_label(plan[0].problem.partitions[0]), "plan1x256");
+  EXPECT_EQ(split_label(plan[0].problem.partitions[0]), "plan2x128");
   EXPECT_EQ(plan[0].problem.partitions[1], 4);
 }
 

@@ -18,8 +18,10 @@ namespace mha {
 
 // The plan's knobs, swept like the tile parameters.
 struct SplitPlanKnobs {
-  int blocks_per_sm = 1;     // the plan fills blocks_per_sm x SMs blocks (one wave at 1)
-  int min_chunk_keys = 256;  // no chunk is planned shorter (each block has a fixed start cost)
+  // Defaults: the one setting that cost least over the ragged suite on the H200 (1.006x the best
+  // measured, geomean of 20 ragged problems; docs/performance.md, change 7).
+  int blocks_per_sm = 2;     // the plan fills blocks_per_sm x SMs block slots
+  int min_chunk_keys = 128;  // no chunk is planned shorter (each block has a fixed start cost)
 };
 
 constexpr int kMaxPlanBlocksPerSm = 64;
