@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "ptx.cuh"
+#include "kinds.h"
 
 namespace mha {
 
@@ -26,7 +27,7 @@ StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int
       batch(problem.shape.batch) {
   const ProblemShape& s = problem.shape;
   const size_t rows = size_t(s.batch) * s.heads;
-  out = DeviceBuffer(rows * s.depth * (s.out_dtype == "fp32" ? 4 : 2));
+  out = DeviceBuffer(rows * s.depth * element_bytes(s.out_dtype));
   size_t partial_rows = partitions > 1 ? rows * partitions : 0;
   if (is_split_plan(partitions)) {
     int device = 0;
@@ -110,9 +111,11 @@ std::vector<float> StepBuffers::download_output(const std::string& out_dtype) co
     result.resize(raw.size());
     for (size_t i = 0; i < raw.size(); ++i) result[i] = ptx::to_float(raw[i]);
   };
-  if (out_dtype == "fp32") fetch(float{});
-  else if (out_dtype == "fp16") fetch(__half{});
-  else fetch(__nv_bfloat16{});
+  switch (dtype_from_name(out_dtype)) {
+    case Dtype::kFp32: fetch(float{}); break;
+    case Dtype::kFp16: fetch(__half{}); break;
+    case Dtype::kBf16: fetch(__nv_bfloat16{}); break;
+  }
   return result;
 }
 

@@ -10,6 +10,7 @@
 
 #include "masks.cuh"
 #include "ptx.cuh"
+#include "kinds.h"
 
 namespace mha {
 namespace {
@@ -62,9 +63,11 @@ __global__ void scatter_pages_kernel(const T* logical, T* paged, const int* page
 
 template <typename F>
 void dispatch_elem(const std::string& dtype, F&& f) {
-  if (dtype == "bf16") f(__nv_bfloat16{});
-  else if (dtype == "fp16") f(__half{});
-  else throw UsageError("unsupported input dtype '" + dtype + "'");
+  switch (dtype_from_name(dtype)) {
+    case Dtype::kBf16: f(__nv_bfloat16{}); break;
+    case Dtype::kFp16: f(__half{}); break;
+    default: throw UsageError("unsupported input dtype '" + dtype + "'");
+  }
 }
 
 template <typename T>
@@ -102,7 +105,7 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
 
   std::vector<int> table;
   size_t num_pages = 0;
-  if (s.kv == "paged") {
+  if (mha::is_paged(s.kv)) {
     max_pages_per_seq_ = (max_len + s.page_size - 1) / s.page_size;
     for (int n : problem.lengths) num_pages += (n + s.page_size - 1) / s.page_size;
     std::vector<int> physical(num_pages);
@@ -138,7 +141,7 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
       poison_tail_kernel<T><<<grid, 256>>>(k.get<T>(), lengths_.get<int>(), max_len, row_elems);
       poison_tail_kernel<T><<<grid, 256>>>(v.get<T>(), lengths_.get<int>(), max_len, row_elems);
       MHA_CUDA_CHECK(cudaGetLastError());
-      if (s.kv == "paged") {
+      if (mha::is_paged(s.kv)) {
         DeviceBuffer kp(cache_elems_ * sizeof(T)), vp(cache_elems_ * sizeof(T));
         poison(kp.get(), kp.bytes());
         poison(vp.get(), vp.bytes());
@@ -208,7 +211,7 @@ double copy_bytes(const Problem& problem) {
   const ProblemShape& s = problem.shape;
   const double row_bytes = double(s.kv_heads) * s.depth * 2;
   double key_slots = 0;
-  if (s.kv == "paged") {
+  if (mha::is_paged(s.kv)) {
     for (int n : problem.lengths) key_slots += double((n + s.page_size - 1) / s.page_size) * s.page_size;
   } else {
     key_slots = double(s.batch) * std::max(1, problem.max_length());

@@ -9,6 +9,7 @@
 #include "decode_params.cuh"
 #include "device_buffer.h"
 #include "problem.h"
+#include "kinds.h"
 
 namespace mha {
 
@@ -33,7 +34,7 @@ class ProblemData {
   // Logical K/V of copy 0 ([batch][max_len][kv_heads][depth]), for the GPU reference.
   const void* k_logical() const { return is_paged() ? k_logical_.get() : k_[0].get(); }
   const void* v_logical() const { return is_paged() ? v_logical_.get() : v_[0].get(); }
-  bool is_paged() const { return problem_.shape.kv == "paged"; }
+  bool is_paged() const { return mha::is_paged(problem_.shape.kv); }
   HostInputs download() const;
 
  private:

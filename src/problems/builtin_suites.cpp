@@ -8,6 +8,7 @@
 
 #include "errors.h"
 #include "problem.h"
+#include "kinds.h"
 
 namespace mha {
 namespace {
@@ -27,9 +28,9 @@ struct SuiteBuilder {
     s.has_sink = t.has_sink;
     s.kv_heads = 2;
     s.heads = 2 * t.group;
-    s.page_size = t.kv == "paged" ? 16 : 0;
-    s.window = t.mask == "window" ? 128 : 0;
-    s.chunk = t.mask == "chunked" ? 256 : 0;
+    s.page_size = is_paged(t.kv) ? 16 : 0;
+    s.window = mask_from_name(t.mask) == MaskKind::kWindow ? 128 : 0;
+    s.chunk = mask_from_name(t.mask) == MaskKind::kChunked ? 256 : 0;
     s.batch = batch;
     s.keys = keys;
     p.lengths.assign(batch, keys);
@@ -90,14 +91,14 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
     p.shape.lengths = fmt::format("ragged1-5000-3-{}-{}-1", bn, 2 * bn + 1);
     b.add(p, {1, 8});
   }
-  if (t.mask == "window") {
+  if (mask_from_name(t.mask) == MaskKind::kWindow) {
     for (auto [n, w] : std::vector<std::pair<int, int>>{{1000, 1}, {500, 600}, {1000, bn}, {4099, 1000}, {1, 1}}) {
       Problem p = b.base(2, n);
       p.shape.window = w;
       b.add(p, {1, 3, b.tiles(n) + 2});
     }
   }
-  if (t.mask == "chunked") {
+  if (mask_from_name(t.mask) == MaskKind::kChunked) {
     for (auto [n, c] : std::vector<std::pair<int, int>>{{3 * bn, bn}, {3 * bn + 1, bn}, {1000, 100}, {500, 4096}, {257, 1}}) {
       Problem p = b.base(2, n);
       p.shape.chunk = c;
@@ -113,7 +114,7 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
       }
     }
   }
-  if (t.kv == "paged") {
+  if (is_paged(t.kv)) {
     for (int page : {1, 7, 128}) {
       Problem p = b.base(3, 0);
       p.lengths = {1000, 1, 129};

@@ -17,6 +17,7 @@
 #include "length_mix.h"
 #include "list_syntax.h"
 #include "report_json.h"
+#include "kinds.h"
 
 namespace mha {
 
@@ -268,11 +269,12 @@ std::vector<VisibleRange> visible_ranges(const Problem& p) {
   DecodeParams mask_args;
   mask_args.window = s.window;
   mask_args.chunk = s.chunk;
+  const MaskKind mask = mask_from_name(s.mask);
   std::vector<VisibleRange> ranges;
   for (int n : p.lengths) {
     int begin = 0;
-    if (s.mask == "window") begin = SlidingWindowMask::visible_begin(n, mask_args);
-    if (s.mask == "chunked") begin = ChunkedMask::visible_begin(n, mask_args);
+    if (mask == MaskKind::kWindow) begin = SlidingWindowMask::visible_begin(n, mask_args);
+    if (mask == MaskKind::kChunked) begin = ChunkedMask::visible_begin(n, mask_args);
     ranges.push_back({begin, n});
   }
   return ranges;
@@ -287,7 +289,7 @@ double visible_kv_bytes(const Problem& p) {
 
 double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head) {
   const ProblemShape& s = p.shape;
-  const double elem = 2.0, out_elem = s.out_dtype == "fp32" ? 4.0 : 2.0;
+  const double elem = element_bytes(s.dtype), out_elem = element_bytes(s.out_dtype);
   const double heads_rows = double(s.batch) * s.heads;
   double bytes = visible_kv_bytes(p) + heads_rows * s.depth * (elem + out_elem);  // q in, out
   // Each partial row is written once and read once: output columns plus (max, sum).
@@ -323,10 +325,10 @@ std::string problem_name(const Problem& p) {
                                  s.keys, s.dtype);
   if (s.out_dtype != s.dtype) name += "_o" + s.out_dtype;
   name += "_" + s.kv;
-  if (s.kv == "paged") name += fmt::format("{}", s.page_size);
+  if (is_paged(s.kv)) name += fmt::format("{}", s.page_size);
   name += "_" + s.mask;
-  if (s.mask == "window") name += fmt::format("{}", s.window);
-  if (s.mask == "chunked") name += fmt::format("{}", s.chunk);
+  if (mask_from_name(s.mask) == MaskKind::kWindow) name += fmt::format("{}", s.window);
+  if (mask_from_name(s.mask) == MaskKind::kChunked) name += fmt::format("{}", s.chunk);
   if (s.has_sink) name += fmt::format("_sink{:g}", p.sink_mean);
   if (!s.lengths.empty()) name += "_" + s.lengths;
   if (p.q_std != 1.f) name += fmt::format("_qstd{:g}", p.q_std);
@@ -362,9 +364,9 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   s.has_sink = spec.sink.value_or(t.has_sink);
   s.kv_heads = spec.kv_heads.value_or(spec.heads ? std::max(1, *spec.heads / t.group) : 8);
   s.heads = spec.heads.value_or(s.kv_heads * t.group);
-  s.page_size = s.kv == "paged" ? spec.page_size.value_or(16) : 0;
-  s.window = s.mask == "window" ? spec.window.value_or(128) : 0;
-  s.chunk = s.mask == "chunked" ? spec.chunk.value_or(256) : 0;
+  s.page_size = is_paged(s.kv) ? spec.page_size.value_or(16) : 0;
+  s.window = mask_from_name(s.mask) == MaskKind::kWindow ? spec.window.value_or(128) : 0;
+  s.chunk = mask_from_name(s.mask) == MaskKind::kChunked ? spec.chunk.value_or(256) : 0;
   base.partitions = spec_partitions(spec);
   if (base.partitions.empty() && !spec.partitions_auto) base.partitions = {1};
   base.partitions_auto = spec.partitions_auto;

@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "reference.h"
+#include "kinds.h"
 
 namespace mha {
 
@@ -29,7 +30,7 @@ MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_r
   need.copies = std::max(1, copies);
   double fixed = 4.0 * s.batch;  // lengths
   if (s.has_sink) fixed += 4.0 * s.heads;
-  if (s.kv == "paged" && s.page_size > 0) {
+  if (is_paged(s.kv) && s.page_size > 0) {
     double pages = 0, max_pages = 0;
     for (int n : problem.lengths) {
       const double p = (n + s.page_size - 1) / s.page_size;
@@ -50,7 +51,7 @@ MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_r
   const int partitions = problem.partitions.empty() ? 1
                                                     : *std::max_element(problem.partitions.begin(),
                                                                         problem.partitions.end());
-  need.outputs_bytes = rows * s.depth * (s.out_dtype == "fp32" ? 4 : 2);
+  need.outputs_bytes = rows * s.depth * element_bytes(s.out_dtype);
   if (partitions > 1) {
     need.outputs_bytes += rows * partitions * (s.depth + 2) * 4.0;
     if (fused_reduce) need.outputs_bytes += rows * 4.0;

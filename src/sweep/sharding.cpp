@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "kinds.h"
 
 namespace mha {
 
@@ -24,8 +25,9 @@ constexpr double kPointOverheadBytes = 40e-6 * 4.4e12;
 
 // Keys the mask leaves visible to the last query of a sequence of n keys (docs/design.md's masks).
 double visible_keys(const ProblemShape& s, int n) {
-  if (s.mask == "window" && s.window > 0) return std::min(n, s.window);
-  if (s.mask == "chunked" && s.chunk > 0) return n - ((n - 1) / s.chunk) * s.chunk;
+  const MaskKind mask = mask_from_name(s.mask);
+  if (mask == MaskKind::kWindow && s.window > 0) return std::min(n, s.window);
+  if (mask == MaskKind::kChunked && s.chunk > 0) return n - ((n - 1) / s.chunk) * s.chunk;
   return n;
 }
 

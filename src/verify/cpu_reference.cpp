@@ -6,15 +6,9 @@
 
 #include "masks.cuh"
 #include "reference.h"
+#include "kinds.h"
 
 namespace mha {
-
-MaskKind mask_kind(const std::string& mask) {
-  if (mask == "causal") return MaskKind::kCausal;
-  if (mask == "window") return MaskKind::kWindow;
-  if (mask == "chunked") return MaskKind::kChunked;
-  return MaskKind::kNull;
-}
 
 bool use_cpu_reference(const Problem& p) {
   double macs = 0;
@@ -26,7 +20,7 @@ std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in) 
   const ProblemShape& s = problem.shape;
   const int d = s.depth, group = s.heads / s.kv_heads;
   const double scale = problem.effective_scale();
-  const MaskKind kind = mask_kind(s.mask);
+  const MaskKind kind = mask_from_name(s.mask);
   std::vector<double> out(size_t(s.batch) * s.heads * d, 0.0);
   std::vector<double> scores;
   for (int b = 0; b < s.batch; ++b) {

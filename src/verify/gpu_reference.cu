@@ -5,6 +5,7 @@
 #include "reference_kernel.cuh"
 #include "device_buffer.h"
 #include "reference.h"
+#include "kinds.h"
 
 namespace mha {
 
@@ -18,15 +19,15 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
   p.out = out.get();
   const dim3 grid(s.heads, s.batch);
   const int group = s.heads / s.kv_heads;
-  if (s.dtype == "bf16") {
+  if (dtype_from_name(s.dtype) == Dtype::kBf16) {
     reference_attention_kernel<__nv_bfloat16, float><<<grid, kReferenceThreads>>>(
         p, static_cast<const __nv_bfloat16*>(data.k_logical()),
         static_cast<const __nv_bfloat16*>(data.v_logical()), max_len, s.depth, group,
-        mask_kind(s.mask), s.has_sink, scores.get<float>());
+        mask_from_name(s.mask), s.has_sink, scores.get<float>());
   } else {
     reference_attention_kernel<__half, float><<<grid, kReferenceThreads>>>(
         p, static_cast<const __half*>(data.k_logical()), static_cast<const __half*>(data.v_logical()),
-        max_len, s.depth, group, mask_kind(s.mask), s.has_sink, scores.get<float>());
+        max_len, s.depth, group, mask_from_name(s.mask), s.has_sink, scores.get<float>());
   }
   MHA_CUDA_CHECK(cudaGetLastError());
   std::vector<float> host(out_elems);

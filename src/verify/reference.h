@@ -13,9 +13,6 @@
 
 namespace mha {
 
-// The mask policy of a problem's mask name (kNull for "null" and any unknown name).
-MaskKind mask_kind(const std::string& mask);
-
 // out[batch][heads][depth] in float64.
 std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in);
 

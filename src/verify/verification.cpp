@@ -1,5 +1,6 @@
 // Error metrics and tolerances for verification.
 #include "verification.h"
+#include "kinds.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +10,8 @@ namespace mha {
 
 Tolerance tolerance_for(const std::string& dtype, const std::string& out_dtype) {
   // bf16 keeps 8 mantissa bits: P and a bf16 output each round by up to 2^-9 relative.
-  Tolerance t = dtype == "bf16" ? Tolerance{1e-2, 4e-2} : Tolerance{2e-3, 1e-2};
-  if (out_dtype == "bf16") t = {std::max(t.rel_l2, 1e-2), std::max(t.max_abs, 4e-2)};
+  Tolerance t = dtype_from_name(dtype) == Dtype::kBf16 ? Tolerance{1e-2, 4e-2} : Tolerance{2e-3, 1e-2};
+  if (dtype_from_name(out_dtype) == Dtype::kBf16) t = {std::max(t.rel_l2, 1e-2), std::max(t.max_abs, 4e-2)};
   return t;
 }
 
