@@ -134,11 +134,11 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     if (*spec.depth != 64 && *spec.depth != 128 && *spec.depth != 256)
       throw UsageError(fmt::format("{}: key 'depth': {} is not one of 64, 128, 256", o, *spec.depth));
   } else if (key == "dtype") { check_choice(o, key, value, {"bf16", "fp16"}); spec.dtype = value; }
-  else if (key == "out_dtype") { check_choice(o, key, value, {"bf16", "fp16", "fp32"}); spec.out_dtype = value; }
-  else if (key == "kv") { check_choice(o, key, value, {"contig", "paged"}); spec.kv = value; }
+  else if (key == "out_dtype") { check_choice(o, key, value, dtype_names()); spec.out_dtype = value; }
+  else if (key == "kv") { check_choice(o, key, value, kv_names()); spec.kv = value; }
   // page_size, window and chunk: 0 means "not used" (the family's default applies where it is).
   else if (key == "page_size") { if (const int v = parse_non_negative(o, key, value)) spec.page_size = v; }
-  else if (key == "mask") { check_choice(o, key, value, {"null", "causal", "window", "chunked"}); spec.mask = value; }
+  else if (key == "mask") { check_choice(o, key, value, mask_names()); spec.mask = value; }
   else if (key == "window") { if (const int v = parse_non_negative(o, key, value)) spec.window = v; }
   else if (key == "chunk") { if (const int v = parse_non_negative(o, key, value)) spec.chunk = v; }
   else if (key == "sink") {
