@@ -210,76 +210,71 @@ double lookup_cost(const Selection& s, const MeasuredProblem& q) {
 
 // Each named split rule on every problem: the bucket default's tile at the rule's P (snapped to
 // the nearest measured P within a factor 2), against the best time measured for the problem.
+// One split choice priced on every problem that has an exact bucket: `pick(problem, bucket)`
+// gives the partitions the choice wants and the time measured for them on the bucket's tile.
+template <class Pick>
+SplitRuleCost price_split(const std::string& name, const Selection& s, const Subset& problems,
+                          Pick pick) {
+  SplitRuleCost c;
+  c.rule = name;
+  double log_sum = 0;
+  for (const MeasuredProblem* q : problems) {
+    const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
+    if (!b) continue;
+    SplitRuleProblem d;
+    d.problem = q->shape.name;
+    sequence_lengths(q->shape, &d.is_lengths_known);
+    const auto [wanted, t] = pick(*q, *b);
+    d.partitions = wanted;
+    d.is_measured = t.is_measured;
+    d.is_snapped = t.is_snapped;
+    if (t.is_measured) {
+      d.measured_partitions = t.partitions;
+      d.cost = t.time_us / q->best_us;
+      log_sum += std::log(d.cost);
+      c.worst_cost = std::max(c.worst_cost, d.cost);
+      ++c.problems;
+      c.snapped += d.is_snapped;
+    } else {
+      ++c.not_measured;
+    }
+    c.details.push_back(d);
+  }
+  c.geomean_cost = c.problems ? std::exp(log_sum / c.problems) : 0;
+  return c;
+}
+
 std::vector<SplitRuleCost> split_rule_costs(const Selection& s, const Subset& problems) {
   std::vector<SplitRuleCost> out;
   for (const SplitRule& rule : split_rules()) {
-    SplitRuleCost c;
-    c.rule = rule.name;
-    double log_sum = 0;
-    for (const MeasuredProblem* q : problems) {
-      const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
-      if (!b) continue;
+    out.push_back(price_split(rule.name, s, problems, [&](const MeasuredProblem& q, const BucketChoice& b) {
       SplitRuleInput in;
-      in.shape = q->shape;
+      in.shape = q.shape;
       in.sm_count = s.sm_count;
-      in.tile = b->traits;
+      in.tile = b.traits;
       in.fitted = s.rule;
-      SplitRuleProblem d;
-      d.problem = q->shape.name;
-      d.partitions = rule.partitions(in);
-      sequence_lengths(q->shape, &d.is_lengths_known);
-      const auto it = q->times.find(tile_id(b->traits));
-      const SnappedTime t =
-          it == q->times.end() ? SnappedTime{} : snap_partitions(it->second, d.partitions);
-      d.is_measured = t.is_measured;
-      d.is_snapped = t.is_snapped;
-      if (t.is_measured) {
-        d.measured_partitions = t.partitions;
-        d.cost = t.time_us / q->best_us;
-        log_sum += std::log(d.cost);
-        c.worst_cost = std::max(c.worst_cost, d.cost);
-        ++c.problems;
-        c.snapped += d.is_snapped;
-      } else {
-        ++c.not_measured;
-      }
-      c.details.push_back(d);
-    }
-    c.geomean_cost = c.problems ? std::exp(log_sum / c.problems) : 0;
-    out.push_back(std::move(c));
+      const int wanted = rule.partitions(in);
+      const auto it = q.times.find(tile_id(b.traits));
+      return std::make_pair(wanted, it == q.times.end() ? SnappedTime{} : snap_partitions(it->second, wanted));
+    }));
   }
   // Ours: the balanced split plan, with the one knob setting (of those swept) that costs least
-  // over the problems measured with it, on the bucket defaults' tiles.
+  // over the problems measured with it, on the bucket defaults' tiles. Plans are looked up
+  // exactly, never snapped.
   std::set<int> codes;
   for (const MeasuredProblem* q : problems)
     for (const auto& [tile, by_code] : q->plan_times)
       for (const auto& [code, us] : by_code) codes.insert(code);
   SplitRuleCost best_plan;
   for (int code : codes) {
-    SplitRuleCost c;
-    c.rule = "plan (" + split_label(code) + ")";
-    double log_sum = 0;
-    for (const MeasuredProblem* q : problems) {
-      const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
-      if (!b) continue;
-      SplitRuleProblem d;
-      d.problem = q->shape.name;
-      d.partitions = code;
-      sequence_lengths(q->shape, &d.is_lengths_known);
-      const double t = time_near(*q, tile_id(b->traits), code);
-      d.is_measured = t > 0;
-      if (d.is_measured) {
-        d.measured_partitions = code;
-        d.cost = t / q->best_us;
-        log_sum += std::log(d.cost);
-        c.worst_cost = std::max(c.worst_cost, d.cost);
-        ++c.problems;
-      } else {
-        ++c.not_measured;
-      }
-      c.details.push_back(d);
-    }
-    c.geomean_cost = c.problems ? std::exp(log_sum / c.problems) : 0;
+    SplitRuleCost c = price_split("plan (" + split_label(code) + ")", s, problems,
+                                  [&](const MeasuredProblem& q, const BucketChoice& b) {
+                                    SnappedTime t;
+                                    t.time_us = time_near(q, tile_id(b.traits), code);
+                                    t.is_measured = t.time_us > 0;
+                                    t.partitions = code;
+                                    return std::make_pair(code, t);
+                                  });
     if (c.problems > best_plan.problems ||
         (c.problems == best_plan.problems && c.geomean_cost < best_plan.geomean_cost))
       best_plan = std::move(c);
@@ -589,22 +584,19 @@ json selection_to_json(const Selection& s) {
                             {"cost", c.cost},
                             {"rule_cost", c.rule_cost}});
   }
-  json holdout = json::array();
-  for (const HoldoutCost& h : s.holdout) {
-    holdout.push_back(json{{"keys", h.keys},
-                           {"problems", h.problems},
-                           {"uncovered", h.uncovered},
-                           {"geomean_cost", h.geomean_cost},
-                           {"worst_cost", h.worst_cost}});
-  }
-  json ragged_holdout = json::array();
-  for (const HoldoutCost& h : s.ragged_holdout) {
-    ragged_holdout.push_back(json{{"half", h.half},
-                                  {"problems", h.problems},
-                                  {"uncovered", h.uncovered},
-                                  {"geomean_cost", h.geomean_cost},
-                                  {"worst_cost", h.worst_cost}});
-  }
+  // A holdout list, each entry named by what was held out (`key`: "keys" or "half").
+  auto holdout_json = [](const std::vector<HoldoutCost>& list, const char* key) {
+    json out = json::array();
+    for (const HoldoutCost& h : list)
+      out.push_back(json{{key, std::string(key) == "keys" ? h.keys : h.half},
+                         {"problems", h.problems},
+                         {"uncovered", h.uncovered},
+                         {"geomean_cost", h.geomean_cost},
+                         {"worst_cost", h.worst_cost}});
+    return out;
+  };
+  const json holdout = holdout_json(s.holdout, "keys");
+  const json ragged_holdout = holdout_json(s.ragged_holdout, "half");
   json rules = json::array();
   for (const SplitRuleCost& c : s.split_rules) {
     json per_problem = json::array();
@@ -801,25 +793,20 @@ std::string selection_summary(const Selection& s) {
       s.rule.max_partitions, s.rule_geomean_cost, s.rule_worst_cost);
   out += fmt::format("Cost of the defaults (time / best measured): geomean {:.3f}, worst {:.3f}\n",
                      s.geomean_cost, s.worst_cost);
-  if (!s.holdout.empty()) {
-    out +=
-        "\nEach length held out (refit without it, evaluated on it):\n\n"
-        "| keys | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
-    for (const HoldoutCost& h : s.holdout) {
-      out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", h.keys, h.problems, h.uncovered,
-                         h.geomean_cost, h.worst_cost);
-    }
-  }
-  if (!s.ragged_holdout.empty()) {
-    out +=
-        "\nRagged batches held out by halves (alternate problems in name order; refit on the other "
-        "half and every uniform problem, evaluated on this half):\n\n"
-        "| half | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
-    for (const HoldoutCost& h : s.ragged_holdout) {
-      out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", h.half, h.problems, h.uncovered,
-                         h.geomean_cost, h.worst_cost);
-    }
-  }
+  auto holdout_table = [&out](const std::vector<HoldoutCost>& list, const std::string& title,
+                               const char* first_column, bool by_half) {
+    if (list.empty()) return;
+    out += "\n" + title + "\n\n| " + first_column +
+           " | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
+    for (const HoldoutCost& h : list)
+      out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", by_half ? h.half : h.keys,
+                         h.problems, h.uncovered, h.geomean_cost, h.worst_cost);
+  };
+  holdout_table(s.holdout, "Each length held out (refit without it, evaluated on it):", "keys", false);
+  holdout_table(s.ragged_holdout,
+                "Ragged batches held out by halves (alternate problems in name order; refit on the "
+                "other half and every uniform problem, evaluated on this half):",
+                "half", true);
   if (!s.split_rules.empty()) {
     out +=
         "\nSplit rules on the bucket defaults' tiles (cost = time / best measured; P snapped to "
