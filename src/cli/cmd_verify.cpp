@@ -20,6 +20,7 @@
 #include "problem_coverage.h"
 #include "reference.h"
 #include "select.h"
+#include "sweep_plan.h"
 
 namespace mha {
 namespace {
@@ -98,15 +99,7 @@ int run_verify(const VerifyOptions& o) {
   // "auto" is the partition rule's pick on this GPU (it was silently dropped before).
   const int sm_count = device_props(o.device).sm_count;
   for (const KernelEntry* k : kernels)
-    for (Problem& p : problems_of[k->name])
-      if (p.partitions_auto) {
-        p.partitions.push_back(auto_partitions(
-            default_partition_rule(), sm_count,
-            rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), k->traits.bm), p.shape.keys));
-        std::sort(p.partitions.begin(), p.partitions.end());
-        p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()),
-                           p.partitions.end());
-      }
+    for (Problem& p : problems_of[k->name]) resolve_partitions(p, default_partition_rule(), sm_count, k->traits);
 
   fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {}\n", "kernel", "problem", "P", "rel_l2", "max_abs", "status");
   struct Tally { int passed = 0, total = 0; double worst = 0; };

@@ -16,6 +16,16 @@
 
 namespace mha {
 
+void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count, const KernelTraits& kernel) {
+  if (p.partitions_auto) {
+    const int units = rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), kernel.bm);
+    p.partitions.push_back(auto_partitions(rule, sm_count, units, p.shape.keys));
+  }
+  // One order everywhere: split plans (negative) first, then counts ascending.
+  std::sort(p.partitions.begin(), p.partitions.end());
+  p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()), p.partitions.end());
+}
+
 std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
                                        const std::vector<const KernelEntry*>& kernels,
                                        const SweepPlanInput& in) {
@@ -35,13 +45,7 @@ std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
           p.partitions = spec_partitions(*override_spec);
           p.partitions_auto = override_spec->partitions_auto;
         }
-        if (p.partitions_auto) {
-          const int units = rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), k->traits.bm);
-          p.partitions.push_back(auto_partitions(in.rule, in.sm_count, units, p.shape.keys));
-        }
-        // One order everywhere: split plans (negative) first, then counts ascending.
-        std::sort(p.partitions.begin(), p.partitions.end());
-        p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()), p.partitions.end());
+        resolve_partitions(p, in.rule, in.sm_count, k->traits);
         auto [it, inserted] = index.emplace(p.shape.name, work.size());
         if (inserted) work.push_back({p, {}});
         // A name is a problem's identity in reports: one name for two problems (a named spec

@@ -28,6 +28,10 @@ struct SweepPlanInput {
   uint64_t seed = 1;
 };
 
+// A problem's partitions as run: "auto" resolved with `rule` for this SM count and the kernel's
+// row blocks per KV head, then sorted (split plans first) without repeats.
+void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count, const KernelTraits& kernel);
+
 // Every spec instantiated for every kernel whose family computes it, merged by problem name (a
 // problem's kernels share its data and reference), with "auto" partitions resolved for each
 // kernel's row blocks per KV head. Throws UsageError when one name stands for two problems.
