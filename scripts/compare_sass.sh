@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Compiles the same decode-kernel instances from two kernel trees and compares their SASS:
+# identical, identical but for register numbers, or different (with instruction counts), so a
+# refactor of kernels/ can show it changed no machine code without a GPU.
+#   scripts/compare_sass.sh BEFORE_KERNELS_DIR AFTER_KERNELS_DIR
+# Needs nvcc and cuobjdump (on PATH, or CUOBJDUMP=...; `pip download nvidia-cuda-cuobjdump` has one).
+set -euo pipefail
+before=$1 after=$2
+cuobjdump=${CUOBJDUMP:-cuobjdump}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# One instance per code path: warp split-K or not, contiguous or paged, masks, sinks, fp16->fp32,
+# groups 4..64 (several row blocks, BM 64).
+instances=(
+  "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 3, true"
+  "__nv_bfloat16, __nv_bfloat16, 128, 4, PagedKv, NullMask, false, 16, 128, 64, 16, 16, 256, 2, false"
+  "__nv_bfloat16, __nv_bfloat16, 64, 8, PagedKv, SlidingWindowMask, true, 16, 64, 32, 16, 16, 128, 4, false"
+  "__nv_bfloat16, __nv_bfloat16, 64, 64, ContiguousKv, NullMask, false, 64, 64, 32, 16, 64, 128, 3, false"
+  "__half, float, 128, 7, ContiguousKv, ChunkedMask, true, 16, 64, 32, 16, 16, 128, 3, true"
+  "__nv_bfloat16, __nv_bfloat16, 128, 32, ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 3, true"
+)
+sass() {  # kernels dir, index, traits -> SASS text
+  local src="$work/i$2_$(basename "$1").cu"
+  printf '#include "decode_launch.cuh"\nnamespace mha { cudaError_t f(const DecodeParams& p, cudaStream_t s) { return launch_decode<DecodeTraits<%s>>(p, s); } }\n' "$3" > "$src"
+  nvcc -I"$1" -O3 -DNDEBUG -arch=sm_90 --expt-relaxed-constexpr -std=c++17 -cubin -o "$src.cubin" "$src"
+  "$cuobjdump" -sass "$src.cubin" | grep -E '^\s+/\*[0-9a-f]{4}\*/'
+}
+normalise() { sed -E 's/\/\*[0-9a-f]{4}\*\/ *//; s/\/\* 0x[0-9a-f]+ \*\///; s/\bU?R[0-9]+\b/R/g; s/\bP[0-6]\b/P/g; s/ +/ /g'; }
+status=0
+for i in "${!instances[@]}"; do
+  a=$(sass "$before" "$i" "${instances[$i]}"); b=$(sass "$after" "$i" "${instances[$i]}")
+  if [[ "$a" == "$b" ]]; then verdict="identical"
+  elif [[ "$(normalise <<<"$a")" == "$(normalise <<<"$b")" ]]; then verdict="identical but for register numbers"
+  else verdict="different: $(wc -l <<<"$a") vs $(wc -l <<<"$b") instructions"; status=1; fi
+  echo "${instances[$i]}: $verdict"
+done
+exit $status
