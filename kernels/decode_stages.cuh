@@ -1,0 +1,416 @@
+// The stages of one decode block, in the order decode_kernel.cuh runs them (the K/V copy into the
+// cp.async pipeline stays in the kernel, as lambdas over its registers):
+//   block_work         which key tiles of which sequence this block reads, and where it writes
+//   load_q_fragments   this warp's query rows into MMA fragments, once
+//   score_tile         S = Q·Kᵀ for one tile
+//   mask_and_tile_max  scale into log2 units, hide invisible keys, the tile's row maxima
+//   fold_tile_*        the online-softmax update and P·V, per warp (warp split-K) or shared
+//   write_merge_area   each warp's (max, sum, output) into the drained pipeline buffers
+//   write_rows         merge the copies, then the output (one chunk) or a partial
+// Each is __forceinline__ over the kernel's registers: the SASS of every instance is what the
+// single-body kernel compiled to (checked with cuobjdump on six instances, docs/performance.md).
+#pragma once
+
+#include <math.h>
+
+#include "decode_params.cuh"
+#include "decode_traits.cuh"
+#include "kv_operand.cuh"
+#include "masks.cuh"
+#include "online_softmax.cuh"
+#include "ptx.cuh"
+
+namespace mha {
+
+// Byte offsets of the shared-memory regions of one instance.
+template <class T>
+struct DecodeSmemLayout {
+  static constexpr int kPipeline = 0;  // stages × (K tile, V tile); later the epilogue merge area
+  static constexpr int kQ =
+      T::kPipelineBytes > T::kMergeBytes ? T::kPipelineBytes : T::kMergeBytes;
+  static constexpr int kP = kQ + T::kQBytes;
+  static constexpr int kRowMax = kP + T::kPBytes;
+  static constexpr int kRowSum = kRowMax + T::kWarpsN * T::kBM * 4;
+  static_assert((T::kRowStatBytes == 0 ? kP + T::kPBytes : kRowSum + T::kWarpsN * T::kBM * 4) ==
+                    T::kSmemBytes,
+                "layout must match DecodeTraits::kSmemBytes");
+};
+
+// Element offset of 16-byte chunk c of row r in a [rows][depth] tile; XOR-swizzling the chunk
+// with the row spreads the 8 rows an ldmatrix reads over all 32 banks.
+template <int kChunksPerRow>
+__device__ __forceinline__ int swizzled(int r, int c) {
+  return r * kChunksPerRow * 8 + ((c ^ (r & 7)) * 8);
+}
+
+// This block's key tiles [t_begin, t_end) of sequence b: chunk `part` of `chunks`, n keys of
+// which [key_lo, n) are visible; head h's partial for this chunk is row
+// partial_base + h * chunks + part.
+struct BlockWork {
+  int b, part, chunks, t_begin, t_end, n, key_lo;
+  long long partial_base;
+};
+
+// A plan says what each block reads; otherwise the visible tiles split evenly over the
+// partitions (extra partitions are empty). False: the block is past this step's plan.
+template <class T>
+__device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) {
+  if (p.work != nullptr) {
+    if (static_cast<int>(blockIdx.y) >= *p.work_count) return false;
+    const WorkItem item = p.work[blockIdx.y];
+    w.b = item.seq;
+    w.part = item.chunk;
+    w.chunks = item.chunks;
+    w.t_begin = item.tile_begin;
+    w.t_end = item.tile_end;
+    w.n = item.seq_len;
+    w.partial_base = static_cast<long long>(item.first_partial) * p.heads;
+  } else {
+    w.b = blockIdx.z;
+    w.part = blockIdx.x;
+    w.chunks = p.partitions;
+    w.n = p.seq_lens[w.b];
+    const int tile_lo = T::Mask::visible_begin(w.n, p) / T::kBN;
+    const int tile_count = max(0, (w.n + T::kBN - 1) / T::kBN - tile_lo);
+    w.t_begin = tile_lo + static_cast<int>(static_cast<long long>(w.part) * tile_count / w.chunks);
+    w.t_end = tile_lo + static_cast<int>(static_cast<long long>(w.part + 1) * tile_count / w.chunks);
+    w.partial_base = static_cast<long long>(w.b) * p.heads * w.chunks;
+  }
+  w.key_lo = T::Mask::visible_begin(w.n, p);
+  return true;
+}
+
+// The warp's Q rows through shared memory (rows past the group are zeros) into fragments kept
+// in registers for the whole key loop.
+template <class T>
+__device__ __forceinline__ void load_q_fragments(
+    const DecodeParams& p, unsigned char* smem, int b, int head0, int rows, int tid, int warp_m,
+    int lane, uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
+  using Elem = typename T::Elem;
+  constexpr int kCpr = T::kChunksPerRow, kDepth = T::kDepth;
+  Elem* q_s = reinterpret_cast<Elem*>(smem + DecodeSmemLayout<T>::kQ);
+  const Elem* q_g = static_cast<const Elem*>(p.q) + (static_cast<long long>(b) * p.heads + head0) * kDepth;
+  for (int i = tid; i < T::kBM * kCpr; i += T::kThreads) {
+    const int r = i / kCpr, c = i % kCpr;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (r < rows) v = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
+    *reinterpret_cast<uint4*>(q_s + swizzled<kCpr>(r, c)) = v;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int mt = 0; mt < T::kWM / 16; ++mt)
+#pragma unroll
+    for (int ks = 0; ks < kDepth / 16; ++ks)
+      ptx::ldmatrix_x4(q_frag[mt][ks],
+                       q_s + swizzled<kCpr>(warp_m * T::kWM + mt * 16 + lane % 16, ks * 2 + lane / 16));
+}
+
+// S = Q·Kᵀ over this warp's WM × WN block of one tile, K fragments fetched one BK slab at a time.
+template <class T>
+__device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4],
+                                           const typename T::Elem* k_s, int warp_key0, int lane,
+                                           float (&s)[T::kWM / 16][T::kWN / 8][4]) {
+  constexpr int kMTiles = T::kWM / 16, kNTiles = T::kWN / 8, kBK = T::kBK, kWN = T::kWN;
+  constexpr int kCpr = T::kChunksPerRow;
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
+#pragma unroll
+  for (int kb = 0; kb < T::kDepth / kBK; ++kb) {
+    uint32_t k_frag[kWN / 16][kBK / 16][4];
+#pragma unroll
+    for (int np = 0; np < kWN / 16; ++np)
+#pragma unroll
+      for (int ks = 0; ks < kBK / 16; ++ks) {
+        const int mat = lane / 8;
+        const int key_row = warp_key0 + np * 16 + (mat / 2) * 8 + lane % 8;
+        const int chunk = (kb * (kBK / 16) + ks) * 2 + mat % 2;
+        ptx::ldmatrix_x4(k_frag[np][ks], k_s + swizzled<kCpr>(key_row, chunk));
+      }
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int np = 0; np < kWN / 16; ++np)
+#pragma unroll
+        for (int ks = 0; ks < kBK / 16; ++ks) {
+          const uint32_t(&a)[4] = q_frag[mt][kb * (kBK / 16) + ks];
+          ptx::Mma<typename T::Elem>::run(s[mt][2 * np], a, k_frag[np][ks][0], k_frag[np][ks][1]);
+          ptx::Mma<typename T::Elem>::run(s[mt][2 * np + 1], a, k_frag[np][ks][2], k_frag[np][ks][3]);
+        }
+  }
+}
+
+// Scale into log2 units and hide keys outside [key_lo, n); the tile max per row of this warp.
+template <class T>
+__device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN / 8][4],
+                                                  int first_key, int lane, int key_lo, int n,
+                                                  float scale_log2, float (&tile_max)[T::kWM / 16][2]) {
+#pragma unroll
+  for (int mt = 0; mt < T::kWM / 16; ++mt) {
+    tile_max[mt][0] = tile_max[mt][1] = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < T::kWN / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = first_key + nt * 8 + (lane % 4) * 2 + (e & 1);
+        const bool visible = key >= key_lo && key < n;
+        s[mt][nt][e] = visible ? s[mt][nt][e] * scale_log2 : -INFINITY;
+        tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][nt][e]);
+      }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      tile_max[mt][h] = fmaxf(tile_max[mt][h], __shfl_xor_sync(0xffffffffu, tile_max[mt][h], 1));
+      tile_max[mt][h] = fmaxf(tile_max[mt][h], __shfl_xor_sync(0xffffffffu, tile_max[mt][h], 2));
+    }
+  }
+}
+
+// The running softmax state of the two rows (lane/4 and lane/4 + 8) of each 16-row tile a
+// thread holds, and its share of the output.
+template <class T>
+struct RowState {
+  float row_max[T::kWM / 16][2], row_sum[T::kWM / 16][2];
+  float o_acc[T::kWM / 16][T::kPvCols / 8][4];
+};
+
+// With warp split-K: each warp folds its own keys into its own state; P stays in registers as
+// the A operand of P·V.
+template <class T>
+__device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T::kWN / 8][4],
+                                                       const float (&tile_max)[T::kWM / 16][2],
+                                                       const typename T::Elem* v_s, int warp_key0,
+                                                       int lane, RowState<T>& st) {
+  using Elem = typename T::Elem;
+  constexpr int kMTiles = T::kWM / 16, kNTiles = T::kWN / 8, kOTiles = T::kPvCols / 8;
+  constexpr int kCpr = T::kChunksPerRow;
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float m_new = fmaxf(st.row_max[mt][h], tile_max[mt][h]);
+      const float alpha = rescale(st.row_max[mt][h], m_new);
+      const float base = exp_base(m_new);
+      float sum = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          s[mt][nt][e] = exp2f(s[mt][nt][e] - base);
+          sum += s[mt][nt][e];
+        }
+      st.row_sum[mt][h] = st.row_sum[mt][h] * alpha + sum;  // this thread's share; quad-summed at the end
+      st.row_max[mt][h] = m_new;
+#pragma unroll
+      for (int ot = 0; ot < kOTiles; ++ot) {
+        st.o_acc[mt][ot][2 * h] *= alpha;
+        st.o_acc[mt][ot][2 * h + 1] *= alpha;
+      }
+    }
+#pragma unroll
+  for (int ks = 0; ks < T::kWN / 16; ++ks) {
+    uint32_t p_frag[kMTiles][4];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      p_frag[mt][0] = ptx::pack2<Elem>(s[mt][2 * ks][0], s[mt][2 * ks][1]);
+      p_frag[mt][1] = ptx::pack2<Elem>(s[mt][2 * ks][2], s[mt][2 * ks][3]);
+      p_frag[mt][2] = ptx::pack2<Elem>(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
+      p_frag[mt][3] = ptx::pack2<Elem>(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
+    }
+#pragma unroll
+    for (int dp = 0; dp < T::kDepth / 16; ++dp) {
+      const int mat = lane / 8;
+      uint32_t v_frag[4];
+      ptx::ldmatrix_x4_trans(
+          v_frag, v_s + swizzled<kCpr>(warp_key0 + ks * 16 + (mat % 2) * 8 + lane % 8, dp * 2 + mat / 2));
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        ptx::Mma<Elem>::run(st.o_acc[mt][2 * dp], p_frag[mt], v_frag[0], v_frag[1]);
+        ptx::Mma<Elem>::run(st.o_acc[mt][2 * dp + 1], p_frag[mt], v_frag[2], v_frag[3]);
+      }
+    }
+  }
+}
+
+// Without warp split-K: the warps of a row band share the tile's max and sum, and P, through
+// shared memory; then each computes P·V for its own slice of the depth over all BN keys.
+template <class T>
+__device__ __forceinline__ void fold_tile_shared(unsigned char* smem,
+                                                 const float (&s)[T::kWM / 16][T::kWN / 8][4],
+                                                 const float (&tile_max)[T::kWM / 16][2],
+                                                 const typename T::Elem* v_s, int warp_m,
+                                                 int warp_n, int warp_key0, int lane,
+                                                 RowState<T>& st) {
+  using Elem = typename T::Elem;
+  using Layout = DecodeSmemLayout<T>;
+  constexpr int kBM = T::kBM, kWM = T::kWM, kMTiles = T::kWM / 16, kNTiles = T::kWN / 8;
+  constexpr int kOTiles = T::kPvCols / 8, kCpr = T::kChunksPerRow;
+  float* red_max = reinterpret_cast<float*>(smem + Layout::kRowMax);
+  float* red_sum = reinterpret_cast<float*>(smem + Layout::kRowSum);
+  Elem* p_s = reinterpret_cast<Elem*>(smem + Layout::kP);
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (lane % 4 == 0)
+        red_max[warp_n * kBM + warp_m * kWM + mt * 16 + lane / 4 + 8 * h] = tile_max[mt][h];
+  __syncthreads();
+  float alpha[kMTiles][2];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp_m * kWM + mt * 16 + lane / 4 + 8 * h;
+      float m_new = st.row_max[mt][h];
+#pragma unroll
+      for (int w = 0; w < T::kWarpsN; ++w) m_new = fmaxf(m_new, red_max[w * kBM + row]);
+      alpha[mt][h] = rescale(st.row_max[mt][h], m_new);
+      st.row_max[mt][h] = m_new;
+      const float base = exp_base(m_new);
+      float sum = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) {
+        const float p0 = exp2f(s[mt][nt][2 * h] - base);
+        const float p1 = exp2f(s[mt][nt][2 * h + 1] - base);
+        sum += p0 + p1;
+        *reinterpret_cast<uint32_t*>(p_s + row * T::kPStride + warp_key0 + nt * 8 + (lane % 4) * 2) =
+            ptx::pack2<Elem>(p0, p1);
+      }
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      if (lane % 4 == 0) red_sum[warp_n * kBM + row] = sum;
+    }
+  __syncthreads();
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp_m * kWM + mt * 16 + lane / 4 + 8 * h;
+      float sum = 0.f;
+#pragma unroll
+      for (int w = 0; w < T::kWarpsN; ++w) sum += red_sum[w * kBM + row];
+      st.row_sum[mt][h] = st.row_sum[mt][h] * alpha[mt][h] + sum;
+#pragma unroll
+      for (int ot = 0; ot < kOTiles; ++ot) {
+        st.o_acc[mt][ot][2 * h] *= alpha[mt][h];
+        st.o_acc[mt][ot][2 * h + 1] *= alpha[mt][h];
+      }
+    }
+  const int col_chunk0 = warp_n * T::kPvCols / 8;
+#pragma unroll
+  for (int ks = 0; ks < T::kBN / 16; ++ks) {
+    uint32_t p_frag[kMTiles][4];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+      ptx::ldmatrix_x4(p_frag[mt], p_s + (warp_m * kWM + mt * 16 + lane % 16) * T::kPStride + ks * 16 +
+                                       (lane / 16) * 8);
+#pragma unroll
+    for (int dp = 0; dp < kOTiles / 2; ++dp) {
+      const int mat = lane / 8;
+      uint32_t v_frag[4];
+      ptx::ldmatrix_x4_trans(v_frag, v_s + swizzled<kCpr>(ks * 16 + (mat % 2) * 8 + lane % 8,
+                                                          col_chunk0 + dp * 2 + mat / 2));
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        ptx::Mma<Elem>::run(st.o_acc[mt][2 * dp], p_frag[mt], v_frag[0], v_frag[1]);
+        ptx::Mma<Elem>::run(st.o_acc[mt][2 * dp + 1], p_frag[mt], v_frag[2], v_frag[3]);
+      }
+    }
+  }
+}
+
+// The merge area in the drained pipeline buffers: (output, max, sum) per row, one copy per warp
+// column with warp split-K.
+template <class T>
+struct MergeArea {
+  float* o;
+  float* max;
+  float* sum;
+  __device__ __forceinline__ explicit MergeArea(unsigned char* smem)
+      : o(reinterpret_cast<float*>(smem + DecodeSmemLayout<T>::kPipeline)),
+        max(o + T::kMergeCopies * T::kBM * T::kDepth),
+        sum(max + T::kMergeCopies * T::kBM) {}
+};
+
+// Each thread's rows of (max, sum, unnormalised output) into the merge area.
+template <class T>
+__device__ __forceinline__ void write_merge_area(const MergeArea<T>& m, const RowState<T>& st,
+                                                 int warp_m, int warp_n, int lane) {
+  constexpr int kBM = T::kBM, kDepth = T::kDepth;
+  const int copy = T::kWarpSplitK ? warp_n : 0;
+  const int col0 = T::kWarpSplitK ? 0 : warp_n * T::kPvCols;
+#pragma unroll
+  for (int mt = 0; mt < T::kWM / 16; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp_m * T::kWM + mt * 16 + lane / 4 + 8 * h;
+      float sum = st.row_sum[mt][h];
+      if constexpr (T::kWarpSplitK) {
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      }
+      if (lane % 4 == 0 && (T::kWarpSplitK || warp_n == 0)) {
+        m.max[copy * kBM + row] = st.row_max[mt][h];
+        m.sum[copy * kBM + row] = sum;
+      }
+#pragma unroll
+      for (int ot = 0; ot < T::kPvCols / 8; ++ot) {
+        const int col = col0 + ot * 8 + (lane % 4) * 2;
+        float* dst = m.o + (copy * kBM + row) * kDepth + col;
+        dst[0] = st.o_acc[mt][ot][2 * h];
+        dst[1] = st.o_acc[mt][ot][2 * h + 1];
+      }
+    }
+}
+
+// Merge the copies of each row, then finish the softmax into the output (the whole key range
+// is in this block: the sink counted once) or write this chunk's partial.
+template <class T>
+__device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeArea<T>& m,
+                                           const BlockWork& w, int head0, int rows, int tid) {
+  using Out = typename T::Out;
+  constexpr int kBM = T::kBM, kDepth = T::kDepth;
+  for (int i = tid; i < rows * kDepth; i += T::kThreads) {
+    const int row = i / kDepth, col = i % kDepth;
+    float m_all = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < T::kMergeCopies; ++c) m_all = fmaxf(m_all, m.max[c * kBM + row]);
+    float sum = 0.f, acc = 0.f;
+#pragma unroll
+    for (int c = 0; c < T::kMergeCopies; ++c) {
+      const float wt = rescale(m.max[c * kBM + row], m_all);
+      sum += m.sum[c * kBM + row] * wt;
+      acc += m.o[(c * kBM + row) * kDepth + col] * wt;
+    }
+    const int head = head0 + row;
+    const long long bh = static_cast<long long>(w.b) * p.heads + head;
+    if (w.chunks == 1) {
+      float denom = sum, numer = acc;
+      if constexpr (T::kHasSink) {
+        const float sink = p.sink_logits[head] * kLog2e;
+        const float m_total = fmaxf(m_all, sink);
+        const float wt = rescale(m_all, m_total);
+        denom = sum * wt + sink_weight(sink, m_total);
+        numer = acc * wt;
+      }
+      const float o = denom > 0.f ? numer / denom : 0.f;
+      static_cast<Out*>(p.out)[bh * kDepth + col] = ptx::from_float<Out>(o);
+    } else {
+      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) {
+        const float sink = p.sink_logits[head] * kLog2e;
+        const float m_total = fmaxf(m_all, sink);
+        sum = sum * rescale(m_all, m_total) + sink_weight(sink, m_total);
+        acc *= rescale(m_all, m_total);
+        m_all = m_total;
+      }
+      const long long idx = w.partial_base + static_cast<long long>(head) * w.chunks + w.part;
+      p.partial_out[idx * kDepth + col] = sum > 0.f ? acc / sum : 0.f;
+      if (col == 0) {
+        p.partial_max[idx] = m_all;
+        p.partial_sum[idx] = sum;
+      }
+    }
+  }
+}
+
+}  // namespace mha
