@@ -46,16 +46,19 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // never NaN. (Lambdas over the kernel's own registers: as a struct holding a reference to the
   // parameters, the paged instances compiled to different address arithmetic.)
   using Elem = typename T::Elem;
+  using KvElem = typename T::KvElem;
   using Kv = typename T::KvOperand;
-  constexpr int kCpr = T::kChunksPerRow;
+  constexpr int kCpr = T::kKvChunksPerRow;
   constexpr int kLoadsPerThread = kBN * kCpr / T::kThreads;
-  const Elem* k_base = static_cast<const Elem*>(p.k_cache);
-  const Elem* v_base = static_cast<const Elem*>(p.v_cache);
-  auto k_stage = [&](int s) {
-    return reinterpret_cast<Elem*>(smem + Layout::kPipeline + s * T::kStageBytes);
-  };
-  auto v_stage = [&](int s) {
-    return reinterpret_cast<Elem*>(smem + Layout::kPipeline + s * T::kStageBytes + T::kKvTileBytes);
+  constexpr int kChunkElems = 16 / T::kKvElemBytes;
+  const KvElem* k_base = static_cast<const KvElem*>(p.k_cache);
+  const KvElem* v_base = static_cast<const KvElem*>(p.v_cache);
+  auto k_stage = [&](int s) { return smem + Layout::kPipeline + s * T::kStageBytes; };
+  auto v_stage = [&](int s) { return smem + Layout::kPipeline + s * T::kStageBytes + T::kKvTileBytes; };
+  // Where chunk c of row r lands in a stage: swizzled for ldmatrix; fp8 tiles, read only by
+  // convert_tile, in plain row order.
+  auto stage_offset = [](int r, int c) {
+    return T::kKvFp8 ? (r * kCpr + c) * 16 : swizzled<kCpr>(r, c) * T::kKvElemBytes;
   };
   int next_pages[Kv::kHasLookup ? kLoadsPerThread : 1];
   auto look_up_tile = [&](int tile) {
@@ -68,8 +71,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
   };
   auto issue_tile = [&](int tile, int stage) {
-    Elem* k_s = k_stage(stage);
-    Elem* v_s = v_stage(stage);
+    unsigned char* k_s = k_stage(stage);
+    unsigned char* v_s = v_stage(stage);
 #pragma unroll
     for (int j = 0; j < kLoadsPerThread; ++j) {
       const int i = tid + j * T::kThreads;
@@ -77,9 +80,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       const int key = tile * kBN + r;
       const bool in_range = key < w.n;
       const int page = Kv::kHasLookup ? next_pages[Kv::kHasLookup ? j : 0] : 0;
-      const long long off = in_range ? Kv::row_offset_from(p, w.b, key, kv_head, T::kDepth, page) + c * 8 : 0;
-      ptx::cp_async_16(k_s + swizzled<kCpr>(r, c), k_base + off, in_range ? 16 : 0);
-      ptx::cp_async_16(v_s + swizzled<kCpr>(r, c), v_base + off, in_range ? 16 : 0);
+      const long long off = in_range ? Kv::row_offset_from(p, w.b, key, kv_head, T::kDepth, page) + c * kChunkElems : 0;
+      ptx::cp_async_16(k_s + stage_offset(r, c), k_base + off, in_range ? 16 : 0);
+      ptx::cp_async_16(v_s + stage_offset(r, c), v_base + off, in_range ? 16 : 0);
     }
   };
 
@@ -106,7 +109,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     for (int ot = 0; ot < T::kPvCols / 8; ++ot)
       st.o_acc[mt][ot][0] = st.o_acc[mt][ot][1] = st.o_acc[mt][ot][2] = st.o_acc[mt][ot][3] = 0.f;
   }
-  const float scale_log2 = p.scale * kLog2e;
+  const ScoreScaling scaling = score_scaling<T>(p, kv_head);
+  Elem* k_converted = reinterpret_cast<Elem*>(smem + Layout::kConvert);
+  Elem* v_converted = k_converted + kBN * T::kDepth;
   const int warp_key0 = warp_n * kWN;  // this warp's first key within a tile
 
   for (int it = 0; it < num_tiles; ++it) {
@@ -118,14 +123,22 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
     ptx::cp_async_commit();
 
-    const Elem* k_s = k_stage(it % kStages);
-    const Elem* v_s = v_stage(it % kStages);
+    const Elem* k_s = reinterpret_cast<const Elem*>(k_stage(it % kStages));
+    const Elem* v_s = reinterpret_cast<const Elem*>(v_stage(it % kStages));
+    if constexpr (T::kKvFp8) {
+      // The previous tile's readers passed the barrier above, so the Elem tiles are free.
+      convert_tile<T>(k_stage(it % kStages), v_stage(it % kStages), k_converted, v_converted, tid);
+      __syncthreads();
+      k_s = k_converted;
+      v_s = v_converted;
+    }
     const int tile_key0 = (w.t_begin + it) * kBN;
 
     float s[T::kWM / 16][kWN / 8][4];
     score_tile<T>(q_frag, k_s, warp_key0, lane, s);
     float tile_max[T::kWM / 16][2];
-    mask_and_tile_max<T>(s, tile_key0 + warp_key0, lane, w.key_lo, w.n, scale_log2, tile_max);
+    mask_and_tile_max<T>(s, tile_key0 + warp_key0, lane, w.key_lo, w.n, scaling.mul_in,
+                         scaling.mul_out, tile_max);
     if constexpr (T::kWarpSplitK)
       fold_tile_warp_split_k<T>(s, tile_max, v_s, warp_key0, lane, st);
     else
@@ -135,6 +148,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // The key loop is over: a programmatically launched reduce may start its launch now (it waits
   // for this whole grid to finish before it reads a partial).
   ptx::launch_dependents();
+  if constexpr (T::kKvFp8) scale_output<T>(st, p.v_scale[kv_head]);  // V's dequantisation
 
   // Epilogue: drain the pipeline, gather (max, sum, unnormalised output) per row in shared
   // memory, then merge and write.

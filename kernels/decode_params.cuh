@@ -38,6 +38,10 @@ struct DecodeParams {
   const int* page_table = nullptr;
   const int* seq_lens = nullptr;
   const float* sink_logits = nullptr;  // [heads], in score units; read only by sink kernels
+  // fp8 caches: stored value x dequantises to x * k_scale[kv head] (V: v_scale); per-tensor
+  // scales repeat one value. Read only by fp8 kernels.
+  const float* k_scale = nullptr;  // [kv_heads]
+  const float* v_scale = nullptr;  // [kv_heads]
   void* out = nullptr;
   float* partial_out = nullptr;
   float* partial_max = nullptr;
@@ -68,6 +72,7 @@ struct DecodeParams {
   int window = 0;  // sliding-window mask: keys p - window < j <= p are visible
   int chunk = 0;   // chunked mask: keys in the query's chunk of this size are visible
   float scale = 0.f;
+  float soft_cap = 0.f;  // soft-capping kernels: scores become soft_cap * tanh(score / soft_cap)
 };
 
 inline void set_page_size(DecodeParams& p, int page_size) {

@@ -3,7 +3,8 @@
 //   block_work         which key tiles of which sequence this block reads, and where it writes
 //   load_q_fragments   this warp's query rows into MMA fragments, once
 //   score_tile         S = Q·Kᵀ for one tile
-//   mask_and_tile_max  scale into log2 units, hide invisible keys, the tile's row maxima
+//   convert_tile       fp8 caches: the landed K/V tile into Elem tiles the MMAs read
+//   mask_and_tile_max  soft-cap, scale into log2 units, hide invisible keys, the tile's row maxima
 //   fold_tile_*        the online-softmax update and P·V, per warp (warp split-K) or shared
 //   write_merge_area   each warp's (max, sum, output) into the drained pipeline buffers
 //   write_rows         merge the copies, then the output (one chunk) or a partial
@@ -26,8 +27,9 @@ namespace mha {
 template <class T>
 struct DecodeSmemLayout {
   static constexpr int kPipeline = 0;  // stages × (K tile, V tile); later the epilogue merge area
-  static constexpr int kQ =
+  static constexpr int kConvert =      // fp8 caches: the converted K and V tiles
       T::kPipelineBytes > T::kMergeBytes ? T::kPipelineBytes : T::kMergeBytes;
+  static constexpr int kQ = kConvert + T::kConvertBytes;
   static constexpr int kP = kQ + T::kQBytes;
   static constexpr int kRowMax = kP + T::kPBytes;
   static constexpr int kRowSum = kRowMax + T::kWarpsN * T::kBM * 4;
@@ -142,10 +144,13 @@ __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16]
 }
 
 // Scale into log2 units and hide keys outside [key_lo, n); the tile max per row of this warp.
+// Without soft-capping a score becomes s * mul_in; with it, mul_out * tanh(s * mul_in)
+// (ScoreScaling says which values give score * log2 e, capped or not).
 template <class T>
 __device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN / 8][4],
                                                   int first_key, int lane, int key_lo, int n,
-                                                  float scale_log2, float (&tile_max)[T::kWM / 16][2]) {
+                                                  float mul_in, float mul_out,
+                                                  float (&tile_max)[T::kWM / 16][2]) {
 #pragma unroll
   for (int mt = 0; mt < T::kWM / 16; ++mt) {
     tile_max[mt][0] = tile_max[mt][1] = -INFINITY;
@@ -155,13 +160,56 @@ __device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN
       for (int e = 0; e < 4; ++e) {
         const int key = first_key + nt * 8 + (lane % 4) * 2 + (e & 1);
         const bool visible = key >= key_lo && key < n;
-        s[mt][nt][e] = visible ? s[mt][nt][e] * scale_log2 : -INFINITY;
+        const float x = T::kSoftCap ? mul_out * tanhf(s[mt][nt][e] * mul_in) : s[mt][nt][e] * mul_in;
+        s[mt][nt][e] = visible ? x : -INFINITY;
         tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][nt][e]);
       }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       tile_max[mt][h] = fmaxf(tile_max[mt][h], __shfl_xor_sync(0xffffffffu, tile_max[mt][h], 1));
       tile_max[mt][h] = fmaxf(tile_max[mt][h], __shfl_xor_sync(0xffffffffu, tile_max[mt][h], 2));
+    }
+  }
+}
+
+// What mask_and_tile_max multiplies by: q·k times the softmax scale (and, for fp8 caches, the
+// KV head's K scale) in log2 units; soft-capped, cap · log2 e · tanh(q·k · scale / cap).
+struct ScoreScaling {
+  float mul_in, mul_out;
+};
+template <class T>
+__device__ __forceinline__ ScoreScaling score_scaling(const DecodeParams& p, int kv_head) {
+  const float scale = T::kKvFp8 ? p.scale * p.k_scale[kv_head] : p.scale;
+  if constexpr (T::kSoftCap) return {scale / p.soft_cap, p.soft_cap * kLog2e};
+  return {scale * kLog2e, 0.f};
+}
+
+// fp8 caches: the K and V tile that landed in a pipeline stage (rows of kKvChunksPerRow 16-byte
+// chunks, unswizzled) into Elem tiles in the swizzled layout score_tile and the P·V product read
+// with ldmatrix. Each 16-byte chunk of 16 fp8 values becomes two 16-byte Elem chunks. The scales
+// are applied outside the loop (K's to the score scale, V's to the output).
+template <class T>
+__device__ __forceinline__ void convert_tile(const unsigned char* k_in, const unsigned char* v_in,
+                                             typename T::Elem* k_out, typename T::Elem* v_out,
+                                             int tid) {
+  using Fp8 = typename T::KvElem;
+  constexpr int kIn = T::kKvChunksPerRow, kOut = T::kChunksPerRow;
+#pragma unroll
+  for (int i = tid; i < T::kBN * kIn; i += T::kThreads) {
+    const int r = i / kIn, c = i % kIn;
+#pragma unroll
+    for (int which = 0; which < 2; ++which) {
+      const uint4 in = *reinterpret_cast<const uint4*>((which ? v_in : k_in) + i * 16);
+      const uint32_t words[4] = {in.x, in.y, in.z, in.w};
+      uint32_t out[8];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        out[2 * j] = ptx::fp8x2_to<typename T::Elem, Fp8>(static_cast<uint16_t>(words[j] & 0xffff));
+        out[2 * j + 1] = ptx::fp8x2_to<typename T::Elem, Fp8>(static_cast<uint16_t>(words[j] >> 16));
+      }
+      typename T::Elem* dst = which ? v_out : k_out;
+      *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c)) = make_uint4(out[0], out[1], out[2], out[3]);
+      *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c + 1)) = make_uint4(out[4], out[5], out[6], out[7]);
     }
   }
 }
@@ -173,6 +221,17 @@ struct RowState {
   float row_max[T::kWM / 16][2], row_sum[T::kWM / 16][2];
   float o_acc[T::kWM / 16][T::kPvCols / 8][4];
 };
+
+// fp8 caches: P·V ran on stored V values; one multiply per output element dequantises them.
+template <class T>
+__device__ __forceinline__ void scale_output(RowState<T>& st, float v_scale) {
+#pragma unroll
+  for (int mt = 0; mt < T::kWM / 16; ++mt)
+#pragma unroll
+    for (int ot = 0; ot < T::kPvCols / 8; ++ot)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st.o_acc[mt][ot][e] *= v_scale;
+}
 
 // With warp split-K: each warp folds its own keys into its own state; P stays in registers as
 // the A operand of P·V.

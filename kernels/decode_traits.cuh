@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 namespace mha {
 
@@ -12,6 +13,8 @@ template <typename T> struct DtypeName;
 template <> struct DtypeName<__nv_bfloat16> { static constexpr const char* value = "bf16"; };
 template <> struct DtypeName<__half> { static constexpr const char* value = "fp16"; };
 template <> struct DtypeName<float> { static constexpr const char* value = "fp32"; };
+template <> struct DtypeName<__nv_fp8_e4m3> { static constexpr const char* value = "e4m3"; };
+template <> struct DtypeName<__nv_fp8_e5m2> { static constexpr const char* value = "e5m2"; };
 
 // Deliberate bugs, compiled only into test instances, that prove verification can fail.
 enum class Fault : int {
@@ -23,9 +26,11 @@ enum class Fault : int {
 
 template <typename Elem_, typename Out_, int kDepth_, int kGroup_, class KvOperand_, class Mask_,
           bool kHasSink_, int kBM_, int kBN_, int kBK_, int kWM_, int kWN_, int kThreads_,
-          int kStages_, bool kWarpSplitK_, Fault kFault_ = Fault::kNone>
+          int kStages_, bool kWarpSplitK_, Fault kFault_ = Fault::kNone, typename KvElem_ = Elem_,
+          bool kSoftCap_ = false>
 struct DecodeTraits {
-  using Elem = Elem_;  // q, K, V
+  using Elem = Elem_;      // q, and K/V as the tensor cores read them
+  using KvElem = KvElem_;  // K/V as the cache stores them: Elem, or fp8 converted to Elem on chip
   using Out = Out_;
   using KvOperand = KvOperand_;
   using Mask = Mask_;
@@ -41,6 +46,9 @@ struct DecodeTraits {
   static constexpr int kStages = kStages_;
   static constexpr bool kWarpSplitK = kWarpSplitK_;
   static constexpr Fault kFault = kFault_;
+  // Gemma-2 logit soft-capping, cap * tanh(s / cap), with the cap a runtime value.
+  static constexpr bool kSoftCap = kSoftCap_;
+  static constexpr bool kKvFp8 = sizeof(KvElem) == 1;
 
   static constexpr int kWarps = kThreads / 32;
   static constexpr int kWarpsM = kBM / kWM;
@@ -50,10 +58,15 @@ struct DecodeTraits {
   static constexpr int kBlocksPerKvHead = (kGroup + kBM - 1) / kBM;
 
   static constexpr int kElemBytes = 2;
-  static constexpr int kChunksPerRow = kDepth * kElemBytes / 16;  // 16-byte cp.async chunks
-  static constexpr int kKvTileBytes = kBN * kDepth * kElemBytes;
+  static constexpr int kChunksPerRow = kDepth * kElemBytes / 16;  // 16-byte chunks of an Elem row
+  // The pipeline holds K/V as stored (fp8: half the bytes, so twice the keys in flight).
+  static constexpr int kKvElemBytes = static_cast<int>(sizeof(KvElem));
+  static constexpr int kKvChunksPerRow = kDepth * kKvElemBytes / 16;  // 16-byte cp.async chunks
+  static constexpr int kKvTileBytes = kBN * kDepth * kKvElemBytes;
   static constexpr int kStageBytes = 2 * kKvTileBytes;  // K and V
   static constexpr int kPipelineBytes = kStages * kStageBytes;
+  // fp8 caches: each landed tile is converted once into Elem tiles (K and V) that the MMAs read.
+  static constexpr int kConvertBytes = kKvFp8 ? 2 * kBN * kDepth * kElemBytes : 0;
   static constexpr int kQBytes = kBM * kDepth * kElemBytes;
   // Without warp split-K, P goes through shared memory (rows padded by 16 bytes against bank
   // conflicts) and the row max/sum of each warp column meet in kRowStatBytes.
@@ -65,8 +78,8 @@ struct DecodeTraits {
   static constexpr int kMergeCopies = kWarpSplitK ? kWarpsN : 1;
   static constexpr int kMergeBytes = kMergeCopies * kBM * (kDepth + 2) * 4;
   static constexpr int kSmemBytes =
-      (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) + kQBytes + kPBytes +
-      kRowStatBytes;
+      (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) + kConvertBytes + kQBytes +
+      kPBytes + kRowStatBytes;
 
   static_assert(kDepth == 64 || kDepth == 128 || kDepth == 256, "depth must be 64, 128 or 256");
   static_assert(kGroup >= 1, "group must be at least 1");
@@ -77,8 +90,9 @@ struct DecodeTraits {
   static_assert(kWarpsM * kWarpsN == kWarps, "(BM/WM)*(BN/WN) warps must equal threads/32");
   static_assert(kPvCols % 16 == 0 && kPvCols * (kWarpSplitK ? 1 : kWarpsN) == kDepth,
                 "depth must split into 16-column slices across the warps of a row band");
-  static_assert((kBN * kChunksPerRow) % kThreads == 0, "K/V tile chunks must divide by threads");
+  static_assert((kBN * kKvChunksPerRow) % kThreads == 0, "K/V tile chunks must divide by threads");
   static_assert(kStages >= 2, "at least two pipeline stages");
+  static_assert(kKvElemBytes == kElemBytes || kKvFp8, "K/V: the q dtype or fp8");
   static_assert(kThreads % (kDepth / 4) == 0, "threads: a multiple of depth / 4 (the combine's float4 columns)");
 };
 

@@ -4,8 +4,10 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace mha::ptx {
 
@@ -110,6 +112,36 @@ template <> __host__ __device__ __forceinline__ float to_float<__nv_bfloat16>(__
 }
 template <> __host__ __device__ __forceinline__ float to_float<__half>(__half x) {
   return __half2float(x);
+}
+// fp8 conversions saturate to the largest finite value (NaN stays NaN), as engines quantise.
+template <> __host__ __device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) {
+  return __nv_fp8_e4m3(x);
+}
+template <> __host__ __device__ __forceinline__ __nv_fp8_e5m2 from_float<__nv_fp8_e5m2>(float x) {
+  return __nv_fp8_e5m2(x);
+}
+template <> __host__ __device__ __forceinline__ float to_float<__nv_fp8_e4m3>(__nv_fp8_e4m3 x) {
+  return static_cast<float>(x);
+}
+template <> __host__ __device__ __forceinline__ float to_float<__nv_fp8_e5m2>(__nv_fp8_e5m2 x) {
+  return static_cast<float>(x);
+}
+
+template <typename Fp8> struct Fp8Kind;
+template <> struct Fp8Kind<__nv_fp8_e4m3> { static constexpr __nv_fp8_interpretation_t value = __NV_E4M3; };
+template <> struct Fp8Kind<__nv_fp8_e5m2> { static constexpr __nv_fp8_interpretation_t value = __NV_E5M2; };
+
+// Two fp8 values (low byte first) as two Elem values in one register. Every e4m3 and e5m2 value
+// is exact in fp16 (one cvt instruction) and in bf16 (through fp32).
+template <typename Elem, typename Fp8>
+__device__ __forceinline__ uint32_t fp8x2_to(uint16_t pair) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, Fp8Kind<Fp8>::value);
+  if constexpr (std::is_same_v<Elem, __half>) {
+    return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+  } else {
+    const float2 f = __half22float2(__half2(h));
+    return pack2<Elem>(f.x, f.y);
+  }
 }
 
 }  // namespace mha::ptx

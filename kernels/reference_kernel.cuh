@@ -27,26 +27,31 @@ __device__ inline float block_reduce(float v, bool is_max, float* scratch) {
 }
 
 // scores: scratch of [batch][heads][max_len] floats. Keys are read through the logical layout
-// [batch][max_len][kv_heads][depth] (the generator keeps a logical copy of paged caches).
-template <typename Elem, typename Out>
+// [batch][max_len][kv_heads][depth] (the generator keeps a logical copy of paged caches); an fp8
+// cache is dequantised with kv_scale[kv head] (null: 16-bit, no scale). p.soft_cap > 0 caps
+// each score as soft_cap * tanh(score / soft_cap).
+template <typename QElem, typename KvElem, typename Out>
 __global__ void __launch_bounds__(kReferenceThreads)
-    reference_attention_kernel(const DecodeParams p, const Elem* k_logical, const Elem* v_logical,
-                               int max_len, int depth, int group, MaskKind mask, bool has_sink,
-                               float* scores) {
+    reference_attention_kernel(const DecodeParams p, const KvElem* k_logical, const KvElem* v_logical,
+                               const float* kv_scale, int max_len, int depth, int group,
+                               MaskKind mask, bool has_sink, float* scores) {
   __shared__ float scratch[kReferenceThreads / 32];
   const int head = blockIdx.x, b = blockIdx.y, kv_head = head / group;
   const int n = p.seq_lens[b];
-  const Elem* q = static_cast<const Elem*>(p.q) + (static_cast<long long>(b) * p.heads + head) * depth;
+  const QElem* q = static_cast<const QElem*>(p.q) + (static_cast<long long>(b) * p.heads + head) * depth;
+  const float dequant = kv_scale != nullptr ? kv_scale[kv_head] : 1.f;
   float* s = scores + (static_cast<long long>(b) * p.heads + head) * max_len;
-  auto kv_row = [&](const Elem* base, int key) {
+  auto kv_row = [&](const KvElem* base, int key) {
     return base + ((static_cast<long long>(b) * max_len + key) * p.kv_heads + kv_head) * depth;
   };
   float m = has_sink ? p.sink_logits[head] : -INFINITY;
   for (int j = threadIdx.x; j < n; j += kReferenceThreads) {
     float dot = 0.f;
-    const Elem* k = kv_row(k_logical, j);
-    for (int c = 0; c < depth; ++c) dot += ptx::to_float(q[c]) * ptx::to_float(k[c]);
-    s[j] = key_visible(mask, j, n, p.window, p.chunk) ? dot * p.scale : -INFINITY;
+    const KvElem* k = kv_row(k_logical, j);
+    for (int c = 0; c < depth; ++c) dot += ptx::to_float(q[c]) * (ptx::to_float(k[c]) * dequant);
+    float score = dot * p.scale;
+    if (p.soft_cap > 0.f) score = p.soft_cap * tanhf(score / p.soft_cap);
+    s[j] = key_visible(mask, j, n, p.window, p.chunk) ? score : -INFINITY;
     m = fmaxf(m, s[j]);
   }
   m = block_reduce(m, true, scratch);
@@ -58,7 +63,7 @@ __global__ void __launch_bounds__(kReferenceThreads)
   __syncthreads();
   for (int c = threadIdx.x; c < depth; c += kReferenceThreads) {
     float acc = 0.f;
-    for (int j = 0; j < n; ++j) acc += expf(s[j] - base) * ptx::to_float(kv_row(v_logical, j)[c]);
+    for (int j = 0; j < n; ++j) acc += expf(s[j] - base) * (ptx::to_float(kv_row(v_logical, j)[c]) * dequant);
     const float o = sum > 0.f ? acc / sum : 0.f;
     static_cast<Out*>(p.out)[(static_cast<long long>(b) * p.heads + head) * depth + c] =
         ptx::from_float<Out>(o);

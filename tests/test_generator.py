@@ -23,8 +23,8 @@ gen = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gen)
 
 # A valid point: bf16 d128 group 4, BN 64 over 4 warps of 16 keys.
-GOOD = {"dtype": "bf16", "out_dtype": "bf16", "depth": 128, "group": 4, "kv": "contig",
-        "mask": "null", "has_sink": False, "bm": 16, "bn": 64, "bk": 32, "wm": 16, "wn": 16,
+GOOD = {"dtype": "bf16", "out_dtype": "bf16", "kv_dtype": "bf16", "depth": 128, "group": 4,
+        "kv": "contig", "mask": "null", "has_sink": False, "soft_cap": False, "bm": 16, "bn": 64, "bk": 32, "wm": 16, "wn": 16,
         "threads": 128, "stages": 4, "warp_split_k": False}
 LIMIT = 232448
 
@@ -128,11 +128,26 @@ class Names(unittest.TestCase):
     def test_procedural_name(self):
         self.assertEqual(gen.kernel_name(point()),
                          "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4")
-        self.assertEqual(gen.kernel_name(point(dtype="fp16", out_dtype="fp32", kv="paged",
+        self.assertEqual(gen.kernel_name(point(dtype="fp16", kv_dtype="fp16", out_dtype="fp32", kv="paged",
                                                mask="window", has_sink=True,
                                                warp_split_k=True, group=7)),
                          "decode_fp16_fp32_d128_g7_paged_window_sink_bm16_bn64_bk32_wm16_wn16"
                          "_t128_s4_wsk")
+        # The cache dtype only when it is not q's; _cap before the sink.
+        self.assertEqual(gen.kernel_name(point(kv_dtype="e4m3", soft_cap=True, has_sink=True)),
+                         "decode_bf16_bf16_kve4m3_d128_g4_contig_null_cap_sink_bm16_bn64_bk32"
+                         "_wm16_wn16_t128_s4")
+
+    def test_fp8_family_traits_and_shared_memory(self):
+        # An fp8 stage holds half the bytes; the two converted Elem tiles are added once.
+        bf16 = gen.derive(point())["smem_bytes"]
+        fp8 = gen.derive(point(kv_dtype="e4m3"))["smem_bytes"]
+        tile = 64 * 128 * 2
+        self.assertEqual(fp8, bf16 - 4 * tile + 2 * tile)
+        self.assertIn("K/V: the q dtype or fp8", reasons(dtype="fp16", kv_dtype="bf16"))
+        self.assertIn("Fault::kNone, __nv_fp8_e5m2, true>",
+                      gen.traits_type(point(kv_dtype="e5m2", soft_cap=True)))
+        self.assertTrue(gen.traits_type(point()).endswith("4, false>"))
 
     def test_names_are_unique_and_encode_every_trait(self):
         _, _, families = gen.load_config(os.path.join(REPO, "configs", "default.json"))
@@ -183,6 +198,16 @@ class ConfigErrors(Workdir):
         cfg = self.base()
         cfg["families"][1]["depth"] = 96
         self.check_error(cfg, "families[1].depth", "not allowed")
+        cfg = self.base()
+        cfg["families"][0]["kv_dtype"] = "int8"
+        self.check_error(cfg, "families[0].kv_dtype", "not allowed")
+        cfg = self.base()
+        cfg["families"][0]["dtype"] = "fp16"
+        cfg["families"][0]["kv_dtype"] = "bf16"  # a 16-bit cache holds q's dtype
+        self.check_error(cfg, "families[0].kv_dtype", "not allowed")
+        cfg = self.base()
+        cfg["families"][0]["soft_cap"] = 50
+        self.check_error(cfg, "families[0].soft_cap", "wrong type")
 
     def test_unknown_key(self):
         cfg = self.base()

@@ -48,6 +48,18 @@ def best_by_problem(rows):
     return best
 
 
+def dtype_key(problem):
+    """The dtype part of a family as select keys its buckets (kernel_registry.h dtype_key): q's
+    dtype, then "_kv<cache dtype>" for an fp8 cache and "_cap" for soft-capping."""
+    key = problem["dtype"]
+    kv_dtype = problem.get("kv_dtype", key)
+    if kv_dtype != key:
+        key += "_kv" + kv_dtype
+    if problem.get("soft_cap", 0) > 0:
+        key += "_cap"
+    return key
+
+
 def bucket_for(defaults, problem):
     """The bucket of select's defaults that holds the problem exactly, or None (select's lookup
     for a problem it has not seen picks the nearest bucket; the scripts compare only exact ones).
@@ -55,7 +67,7 @@ def bucket_for(defaults, problem):
     for b in defaults["buckets"]:
         if "ragged" in b and b["ragged"] != is_ragged(problem):
             continue
-        if (b["dtype"] == problem["dtype"] and b["depth"] == problem["depth"]
+        if (b["dtype"] == dtype_key(problem) and b["depth"] == problem["depth"]
                 and b["group"] == problem["heads"] // problem["kv_heads"]
                 and b["kv"] == problem["kv"] and b["mask"] == problem["mask"]
                 and b["work_units"] == problem["batch"] * problem["kv_heads"]

@@ -12,7 +12,9 @@ namespace mha {
 namespace {
 
 bool computes(const KernelTraits& t, const DecodeShape& s) {
+  const std::string& kv_dtype = s.kv_dtype.empty() ? s.dtype : s.kv_dtype;
   return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
+         cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap &&
          t.out_dtype == s.out_dtype && t.depth == s.depth && t.group == s.heads / s.kv_heads &&
          t.kv == s.kv && t.mask == s.mask && t.has_sink == s.has_sink;
 }
@@ -27,7 +29,8 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
   }
   const int group = s.heads / s.kv_heads, work_units = s.batch * s.kv_heads;
   const int keys = std::max(1, s.max_keys);
-  const auto table = mha_tune_defaults::select_config(s.dtype.c_str(), s.depth, group, s.kv.c_str(),
+  const std::string family_dtype = dtype_key(s.dtype, s.kv_dtype, s.soft_cap);
+  const auto table = mha_tune_defaults::select_config(family_dtype.c_str(), s.depth, group, s.kv.c_str(),
                                                       s.mask.c_str(), work_units, keys, sm_count,
                                                       s.ragged);
   // The rule counts every row block of a KV head (a group larger than the tile's BM).

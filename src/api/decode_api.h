@@ -25,8 +25,10 @@ void attach_decode_workspace(DecodeParams& p, int depth, void* workspace);
 
 // One decode step's shape as an engine knows it: what picks a kernel and a split.
 struct DecodeShape {
-  std::string dtype = "bf16";      // q, K, V
+  std::string dtype = "bf16";      // q (and K, V unless kv_dtype names an fp8 cache)
   std::string out_dtype = "bf16";
+  std::string kv_dtype;            // "" or dtype: a 16-bit cache; "e4m3" | "e5m2": fp8 with scales
+  bool soft_cap = false;           // the kernel soft-caps scores (DecodeParams::soft_cap)
   std::string kv = "contig";       // "contig" | "paged"
   std::string mask = "null";       // "null" | "causal" | "window" | "chunked"
   bool has_sink = false;

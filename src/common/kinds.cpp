@@ -13,7 +13,8 @@ struct Named {
   const char* name;
 };
 
-constexpr Named<Dtype> kDtypes[] = {{Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp32, "fp32"}};
+constexpr Named<Dtype> kDtypes[] = {{Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp32, "fp32"},
+                                     {Dtype::kE4m3, "e4m3"}, {Dtype::kE5m2, "e5m2"}};
 constexpr Named<KvKind> kKvKinds[] = {{KvKind::kContig, "contig"}, {KvKind::kPaged, "paged"}};
 constexpr Named<MaskKind> kMasks[] = {{MaskKind::kNull, "null"},
                                       {MaskKind::kCausal, "causal"},
@@ -56,8 +57,17 @@ const char* name_of(MaskKind m) { return to_name(kMasks, m); }
 
 std::vector<std::string> dtype_names() { return names(kDtypes); }
 std::vector<std::string> kv_names() { return names(kKvKinds); }
+std::vector<std::string> q_dtype_names() { return {"bf16", "fp16"}; }
+std::vector<std::string> out_dtype_names() { return {"bf16", "fp16", "fp32"}; }
+std::vector<std::string> kv_dtype_names() { return {"bf16", "fp16", "e4m3", "e5m2"}; }
 std::vector<std::string> mask_names() { return names(kMasks); }
 
-int element_bytes(Dtype d) { return d == Dtype::kFp32 ? 4 : 2; }
+int element_bytes(Dtype d) { return d == Dtype::kFp32 ? 4 : is_fp8(d) ? 1 : 2; }
+
+float fp8_max(Dtype d) {
+  if (d == Dtype::kE4m3) return 448.f;
+  if (d == Dtype::kE5m2) return 57344.f;
+  throw std::invalid_argument(std::string("fp8_max: ") + name_of(d) + " is not an fp8 format");
+}
 
 }  // namespace mha

@@ -10,7 +10,7 @@
 
 namespace mha {
 
-enum class Dtype { kBf16, kFp16, kFp32 };
+enum class Dtype { kBf16, kFp16, kFp32, kE4m3, kE5m2 };
 enum class KvKind { kContig, kPaged };
 
 // Throw std::invalid_argument naming the value and the known names.
@@ -24,12 +24,20 @@ const char* name_of(MaskKind m);
 
 // The names in table order (for messages and config choices).
 std::vector<std::string> dtype_names();
+std::vector<std::string> q_dtype_names();    // what q (and a 16-bit cache) may be: bf16, fp16
+std::vector<std::string> out_dtype_names();  // bf16, fp16, fp32
+std::vector<std::string> kv_dtype_names();   // bf16, fp16, e4m3, e5m2
 std::vector<std::string> kv_names();
 std::vector<std::string> mask_names();
 
 // Bytes of one element of a q/K/V or output dtype.
 int element_bytes(Dtype d);
 inline int element_bytes(const std::string& dtype) { return element_bytes(dtype_from_name(dtype)); }
+
+inline bool is_fp8(Dtype d) { return d == Dtype::kE4m3 || d == Dtype::kE5m2; }
+inline bool is_fp8(const std::string& dtype) { return is_fp8(dtype_from_name(dtype)); }
+// Largest finite value of an fp8 format (what a quantisation scale maps the data's range onto).
+float fp8_max(Dtype d);
 
 inline bool is_paged(const std::string& kv) { return kv_from_name(kv) == KvKind::kPaged; }
 

@@ -36,6 +36,17 @@ __global__ void fill_normal_kernel(T* dst, size_t count, uint64_t seed, float me
     dst[i] = ptx::from_float<T>(normal_at(seed, i, mean, std));
 }
 
+// An fp8 cache in logical layout: element i belongs to KV head (i / depth) % kv_heads, whose
+// values are N(0, sigma[head]^2), stored quantised as fp8(x / scale[head]) (saturating).
+template <typename T>
+__global__ void fill_quantised_kernel(T* dst, size_t count, uint64_t seed, int depth, int kv_heads,
+                                      const float* sigma, const float* scale) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+    const int head = static_cast<int>((i / depth) % kv_heads);
+    dst[i] = ptx::from_float<T>(normal_at(seed, i, 0.f, sigma[head]) / scale[head]);
+  }
+}
+
 // Key slots at or past each sequence's length become NaN.
 template <typename T>
 __global__ void poison_tail_kernel(T* cache, const int* lengths, int max_len, int row_elems) {
@@ -66,6 +77,8 @@ void dispatch_elem(const std::string& dtype, F&& f) {
   switch (dtype_from_name(dtype)) {
     case Dtype::kBf16: f(__nv_bfloat16{}); break;
     case Dtype::kFp16: f(__half{}); break;
+    case Dtype::kE4m3: f(__nv_fp8_e4m3{}); break;
+    case Dtype::kE5m2: f(__nv_fp8_e5m2{}); break;
     default: throw UsageError("unsupported input dtype '" + dtype + "'");
   }
 }
@@ -88,9 +101,24 @@ std::vector<float> to_host_floats(const void* src, size_t count) {
 
 }  // namespace
 
+KvQuantisation kv_quantisation(const ProblemShape& s) {
+  KvQuantisation q;
+  if (!is_fp8(s.kv_dtype)) return q;
+  float widest = 0.f;
+  for (int h = 0; h < s.kv_heads; ++h) {
+    q.sigma.push_back(std::ldexp(1.f, h % 4 - 1));
+    widest = std::max(widest, q.sigma.back());
+  }
+  // 8 sigma maps onto the format's largest value: saturation is beyond any sample drawn.
+  const float range = fp8_max(dtype_from_name(s.kv_dtype)) / 8.f;
+  for (int h = 0; h < s.kv_heads; ++h)
+    q.scale.push_back((s.kv_scale == "head" ? q.sigma[h] : widest) / range);
+  return q;
+}
+
 void poison(void* dst, size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return;
-  MHA_CUDA_CHECK(cudaMemsetAsync(dst, 0xff, bytes, stream));  // NaN in fp32, bf16 and fp16
+  MHA_CUDA_CHECK(cudaMemsetAsync(dst, 0xff, bytes, stream));  // NaN in fp32, bf16, fp16 and fp8
 }
 
 ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem) {
@@ -127,16 +155,38 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
     sink_ = DeviceBuffer(sizeof(float) * s.heads);
     fill<float>(sink_.get(), s.heads, problem.seed ^ 0x5151, problem.sink_mean, 1.f);
   }
+  quant_ = kv_quantisation(s);
+  DeviceBuffer sigma;
+  if (!quant_.scale.empty()) {  // K and V share the per-head scales
+    const size_t bytes = sizeof(float) * s.kv_heads;
+    sigma = DeviceBuffer(bytes);
+    kv_scale_ = DeviceBuffer(bytes);
+    MHA_CUDA_CHECK(cudaMemcpy(sigma.get(), quant_.sigma.data(), bytes, cudaMemcpyHostToDevice));
+    MHA_CUDA_CHECK(cudaMemcpy(kv_scale_.get(), quant_.scale.data(), bytes, cudaMemcpyHostToDevice));
+  }
 
-  dispatch_elem(s.dtype, [&](auto tag) {
+  for (int c = 0; c < copies; ++c) {
+    dispatch_elem(s.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      q_.emplace_back(q_elems_ * sizeof(T));
+      fill<T>(q_.back().get(), q_elems_, splitmix64(problem.seed + 1000003ull * c) ^ 1, 0.f, problem.q_std);
+    });
+  }
+  dispatch_elem(s.kv_dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int c = 0; c < copies; ++c) {
       const uint64_t seed = splitmix64(problem.seed + 1000003ull * c);
-      q_.emplace_back(q_elems_ * sizeof(T));
-      fill<T>(q_.back().get(), q_elems_, seed ^ 1, 0.f, problem.q_std);
       DeviceBuffer k(logical_elems_ * sizeof(T)), v(logical_elems_ * sizeof(T));
-      fill<T>(k.get(), logical_elems_, seed ^ 2, 0.f, 1.f);
-      fill<T>(v.get(), logical_elems_, seed ^ 3, 0.f, 1.f);
+      if (quant_.scale.empty()) {
+        fill<T>(k.get(), logical_elems_, seed ^ 2, 0.f, 1.f);
+        fill<T>(v.get(), logical_elems_, seed ^ 3, 0.f, 1.f);
+      } else if (logical_elems_ > 0) {
+        fill_quantised_kernel<T><<<1024, 256>>>(k.get<T>(), logical_elems_, seed ^ 2, s.depth, s.kv_heads,
+                                                sigma.get<float>(), kv_scale_.get<float>());
+        fill_quantised_kernel<T><<<1024, 256>>>(v.get<T>(), logical_elems_, seed ^ 3, s.depth, s.kv_heads,
+                                                sigma.get<float>(), kv_scale_.get<float>());
+        MHA_CUDA_CHECK(cudaGetLastError());
+      }
       const dim3 grid(256, s.batch);
       poison_tail_kernel<T><<<grid, 256>>>(k.get<T>(), lengths_.get<int>(), max_len, row_elems);
       poison_tail_kernel<T><<<grid, 256>>>(v.get<T>(), lengths_.get<int>(), max_len, row_elems);
@@ -174,6 +224,9 @@ DecodeParams ProblemData::params(int copy, int partitions) const {
   p.page_table = page_table_.get<int>();
   p.seq_lens = lengths_.get<int>();
   p.sink_logits = sink_.get<float>();
+  p.k_scale = kv_scale_.get<float>();
+  p.v_scale = kv_scale_.get<float>();
+  p.soft_cap = static_cast<float>(s.soft_cap);
   p.batch = s.batch;
   p.heads = s.heads;
   p.kv_heads = s.kv_heads;
@@ -194,11 +247,20 @@ HostInputs ProblemData::download() const {
   const void* k = k_logical();
   const void* v = v_logical();
   dispatch_elem(problem_.shape.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    h.q = to_host_floats<T>(q_[0].get(), q_elems_);
-    h.k = to_host_floats<T>(k, logical_elems_);
-    h.v = to_host_floats<T>(v, logical_elems_);
+    h.q = to_host_floats<decltype(tag)>(q_[0].get(), q_elems_);
   });
+  dispatch_elem(problem_.shape.kv_dtype, [&](auto tag) {
+    h.k = to_host_floats<decltype(tag)>(k, logical_elems_);
+    h.v = to_host_floats<decltype(tag)>(v, logical_elems_);
+  });
+  if (!quant_.scale.empty()) {  // the values the cache stands for
+    const int depth = problem_.shape.depth, kv_heads = problem_.shape.kv_heads;
+    for (size_t i = 0; i < logical_elems_; ++i) {
+      const float scale = quant_.scale[(i / depth) % kv_heads];
+      h.k[i] *= scale;
+      h.v[i] *= scale;
+    }
+  }
   if (problem_.shape.has_sink) {
     h.sink_logits.resize(problem_.shape.heads);
     MHA_CUDA_CHECK(cudaMemcpy(h.sink_logits.data(), sink_.get(), sizeof(float) * h.sink_logits.size(),
@@ -209,7 +271,7 @@ HostInputs ProblemData::download() const {
 
 double copy_bytes(const Problem& problem) {
   const ProblemShape& s = problem.shape;
-  const double row_bytes = double(s.kv_heads) * s.depth * 2;
+  const double row_bytes = double(s.kv_heads) * s.depth * element_bytes(s.kv_dtype);
   double key_slots = 0;
   if (mha::is_paged(s.kv)) {
     for (int n : problem.lengths) key_slots += double((n + s.page_size - 1) / s.page_size) * s.page_size;

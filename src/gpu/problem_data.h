@@ -13,7 +13,8 @@
 
 namespace mha {
 
-// Host copies of copy 0 in logical layout, as floats (for the CPU reference and --dump).
+// Host copies of copy 0 in logical layout, as floats (for the CPU reference and --dump); fp8
+// caches dequantised (the values the cache stands for).
 struct HostInputs {
   std::vector<float> q;            // [batch][heads][depth]
   std::vector<float> k, v;         // [batch][max_len][kv_heads][depth]
@@ -21,6 +22,13 @@ struct HostInputs {
   std::vector<int> lengths;
   int max_len = 0;
 };
+
+// How an fp8 cache is made: KV head h holds N(0, sigma[h]^2) values stored as fp8(x / scale[h]);
+// per-tensor scales repeat one value. Empty for 16-bit caches (N(0, 1), no scales).
+struct KvQuantisation {
+  std::vector<float> sigma, scale;  // [kv_heads]
+};
+KvQuantisation kv_quantisation(const ProblemShape& shape);
 
 class ProblemData {
  public:
@@ -31,6 +39,8 @@ class ProblemData {
   int copies() const { return static_cast<int>(q_.size()); }
   // Runtime arguments for copy `copy` (outputs and partials left null: the caller sets them).
   DecodeParams params(int copy, int partitions) const;
+  // fp8 caches: the dequantisation scale per KV head (K and V share it), on the device; else null.
+  const float* kv_scale() const { return kv_scale_.get<float>(); }
   // Logical K/V of copy 0 ([batch][max_len][kv_heads][depth]), for the GPU reference.
   const void* k_logical() const { return is_paged() ? k_logical_.get() : k_[0].get(); }
   const void* v_logical() const { return is_paged() ? v_logical_.get() : v_[0].get(); }
@@ -42,13 +52,14 @@ class ProblemData {
   size_t q_elems_ = 0, cache_elems_ = 0, logical_elems_ = 0;
   int max_pages_per_seq_ = 0;
   std::vector<DeviceBuffer> q_, k_, v_;
-  DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_;
+  KvQuantisation quant_;
+  DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_, kv_scale_;
 };
 
 // Device bytes of one copy of a problem's inputs (q, K, V as laid out), before allocating it.
 double copy_bytes(const Problem& problem);
 
-// Fills `bytes` bytes at dst with 0xff: NaN in fp32, bf16 and fp16 alike.
+// Fills `bytes` bytes at dst with 0xff: NaN in fp32, bf16, fp16, e4m3 and e5m2 alike.
 void poison(void* dst, size_t bytes, cudaStream_t stream = 0);
 
 }  // namespace mha

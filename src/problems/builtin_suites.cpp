@@ -22,6 +22,9 @@ struct SuiteBuilder {
     ProblemShape& s = p.shape;
     s.dtype = t.dtype;
     s.out_dtype = t.out_dtype;
+    s.kv_dtype = cache_dtype(t);
+    if (is_fp8(s.kv_dtype)) s.kv_scale = "tensor";
+    s.soft_cap = t.soft_cap ? kDefaultSoftCap : 0;
     s.depth = t.depth;
     s.kv = t.kv;
     s.mask = t.mask;
@@ -112,6 +115,21 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
         p.sink_mean = sink;
         b.add(p, {1, 4, b.tiles(n) + 2});
       }
+    }
+  }
+  if (b.base(1, 1).shape.kv_scale == "tensor") {  // fp8: a scale per KV head (heads differ 8x)
+    for (int n : {37, 1000}) {
+      Problem p = b.base(2, n);
+      p.shape.kv_scale = "head";
+      b.add(p, {1, 3});
+    }
+  }
+  if (t.soft_cap) {  // caps that bite: scores of q_std 8 reach far past a cap of 5
+    for (float cap : {5.f, 30.f}) {
+      Problem p = b.base(2, 1000);
+      p.q_std = 8.f;
+      p.shape.soft_cap = cap;
+      b.add(p, {1, 4});
     }
   }
   if (is_paged(t.kv)) {

@@ -38,9 +38,10 @@ constexpr int kMaxCount = 1 << 16;
 constexpr long long kMaxPartitions = 1024;
 
 const std::vector<std::string> kSpecKeys = {
-    "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
-    "mask", "window", "chunk", "sink", "keys", "lengths", "partitions", "q_std", "sink_mean",
-    "scale", "mix", "mix_seed", "plan_blocks_per_sm", "plan_min_chunk"};
+    "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype", "kv_scale",
+    "kv", "page_size", "mask", "window", "chunk", "sink", "soft_cap", "keys", "lengths",
+    "partitions", "q_std", "sink_mean", "scale", "mix", "mix_seed", "plan_blocks_per_sm",
+    "plan_min_chunk"};
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
   try {
@@ -133,8 +134,13 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     spec.depth = parse_int(o, key, value);
     if (*spec.depth != 64 && *spec.depth != 128 && *spec.depth != 256)
       throw UsageError(fmt::format("{}: key 'depth': {} is not one of 64, 128, 256", o, *spec.depth));
-  } else if (key == "dtype") { check_choice(o, key, value, {"bf16", "fp16"}); spec.dtype = value; }
-  else if (key == "out_dtype") { check_choice(o, key, value, dtype_names()); spec.out_dtype = value; }
+  } else if (key == "dtype") { check_choice(o, key, value, q_dtype_names()); spec.dtype = value; }
+  else if (key == "out_dtype") { check_choice(o, key, value, out_dtype_names()); spec.out_dtype = value; }
+  else if (key == "kv_dtype") { check_choice(o, key, value, kv_dtype_names()); spec.kv_dtype = value; }
+  else if (key == "kv_scale") { check_choice(o, key, value, {"tensor", "head"}); spec.kv_scale = value; }
+  else if (key == "soft_cap") {
+    spec.soft_cap = parse_non_negative_float(o, key, value);  // 0: no cap (a spec can say so)
+  }
   else if (key == "kv") { check_choice(o, key, value, kv_names()); spec.kv = value; }
   // page_size, window and chunk: 0 means "not used" (the family's default applies where it is).
   else if (key == "page_size") { if (const int v = parse_non_negative(o, key, value)) spec.page_size = v; }
@@ -284,7 +290,7 @@ double visible_kv_bytes(const Problem& p) {
   const ProblemShape& s = p.shape;
   double visible_keys = 0;
   for (const VisibleRange& r : visible_ranges(p)) visible_keys += r.end - r.begin;
-  return visible_keys * s.kv_heads * s.depth * 2.0 * 2;  // K and V, 2-byte elements
+  return visible_keys * s.kv_heads * s.depth * 2.0 * element_bytes(s.kv_dtype);  // K and V
 }
 
 double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head) {
@@ -313,6 +319,10 @@ bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* w
   if (t.depth != s.depth) return fail(fmt::format("kernel depth {} != {}", t.depth, s.depth));
   if (t.dtype != s.dtype) return fail(fmt::format("kernel dtype {} != {}", t.dtype, s.dtype));
   if (t.out_dtype != s.out_dtype) return fail(fmt::format("kernel out_dtype {} != {}", t.out_dtype, s.out_dtype));
+  if (cache_dtype(t) != s.kv_dtype) return fail(fmt::format("kernel kv_dtype {} != {}", cache_dtype(t), s.kv_dtype));
+  if (t.soft_cap != (s.soft_cap > 0))
+    return fail(t.soft_cap ? "kernel soft-caps the scores; the problem has no soft_cap"
+                           : fmt::format("kernel has no soft cap; the problem's soft_cap is {:g}", s.soft_cap));
   if (t.kv != s.kv) return fail(fmt::format("kernel kv {} != {}", t.kv, s.kv));
   if (t.mask != s.mask) return fail(fmt::format("kernel mask {} != {}", t.mask, s.mask));
   if (t.has_sink != s.has_sink) return fail(fmt::format("kernel sink {} != {}", t.has_sink, s.has_sink));
@@ -324,11 +334,13 @@ std::string problem_name(const Problem& p) {
   std::string name = fmt::format("b{}_h{}_kv{}_d{}_n{}_{}", s.batch, s.heads, s.kv_heads, s.depth,
                                  s.keys, s.dtype);
   if (s.out_dtype != s.dtype) name += "_o" + s.out_dtype;
+  if (s.kv_dtype != s.dtype) name += "_kv" + s.kv_dtype + (s.kv_scale == "head" ? "h" : "");
   name += "_" + s.kv;
   if (is_paged(s.kv)) name += fmt::format("{}", s.page_size);
   name += "_" + s.mask;
   if (mask_from_name(s.mask) == MaskKind::kWindow) name += fmt::format("{}", s.window);
   if (mask_from_name(s.mask) == MaskKind::kChunked) name += fmt::format("{}", s.chunk);
+  if (s.soft_cap > 0) name += fmt::format("_cap{:g}", s.soft_cap);
   if (s.has_sink) name += fmt::format("_sink{:g}", p.sink_mean);
   if (!s.lengths.empty()) name += "_" + s.lengths;
   if (p.q_std != 1.f) name += fmt::format("_qstd{:g}", p.q_std);
@@ -358,6 +370,11 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   ProblemShape& s = base.shape;
   s.dtype = spec.dtype.value_or(t.dtype);
   s.out_dtype = spec.out_dtype.value_or(t.out_dtype);
+  // An fp8 cache and a soft cap change the data and the function, not the tiling: a spec gets
+  // them only by saying so (its q dtype's cache and no cap otherwise), never from the kernel.
+  s.kv_dtype = spec.kv_dtype.value_or(s.dtype);
+  if (is_fp8(s.kv_dtype)) s.kv_scale = spec.kv_scale.value_or("tensor");
+  s.soft_cap = spec.soft_cap.value_or(0.f);
   s.depth = spec.depth.value_or(t.depth);
   s.kv = spec.kv.value_or(t.kv);
   s.mask = spec.mask.value_or(t.mask);
@@ -374,6 +391,10 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   base.sink_mean = spec.sink_mean.value_or(0.f);
   base.scale = spec.scale.value_or(0.f);
   if (!kernel_matches(t, s, why_not)) return {};
+  if (spec.kv_scale && !is_fp8(s.kv_dtype)) {  // scales belong to fp8 caches
+    if (why_not) *why_not = fmt::format("kv_scale {} needs an fp8 cache, not {}", *spec.kv_scale, s.kv_dtype);
+    return {};
+  }
 
   std::vector<Problem> out;
   // `name_keys`: the keys value a named spec's problem is named by ("<name>_n<keys>": the length,

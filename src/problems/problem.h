@@ -35,7 +35,8 @@ struct ProblemSpec {
   std::string origin;  // "--problem" or "file.json: problems[3]" for error messages
   std::optional<std::string> name;
   std::optional<int> batch, heads, kv_heads, depth, page_size, window, chunk;
-  std::optional<std::string> dtype, out_dtype, kv, mask;
+  std::optional<std::string> dtype, out_dtype, kv_dtype, kv_scale, kv, mask;
+  std::optional<float> soft_cap;
   std::optional<bool> sink;
   std::vector<int> keys;            // several lengths: one problem each
   std::vector<int> lengths;         // explicit ragged lengths (batch = size)
@@ -77,7 +78,11 @@ std::string problem_name(const Problem& p);
 // Bytes one decode step must move: visible K/V rows, q, the output and, with partitions > 1,
 // the partials written and read back by the reduce.
 double step_bytes(const Problem& p, int partitions);
-// The K and V bytes of the keys the masks leave visible: what the floor reads.
+// Gemma-2's attention soft cap: what the built-in suites give soft-capping kernels.
+constexpr float kDefaultSoftCap = 50.f;
+
+// The K and V bytes of the keys the masks leave visible (at the cache's element size): what the
+// floor reads.
 double visible_kv_bytes(const Problem& p);
 // Each sequence's visible key range under the problem's mask (the one copy of that formula on
 // the host: bytes, the floor and split plans use it).

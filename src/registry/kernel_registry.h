@@ -13,17 +13,31 @@ namespace mha {
 
 // Every compile-time choice of one instance, as plain values (strings as they appear in names).
 struct KernelTraits {
-  std::string dtype;      // "bf16" | "fp16": q, K, V
+  std::string dtype;      // "bf16" | "fp16": q (and K, V unless kv_dtype says otherwise)
   std::string out_dtype;  // "bf16" | "fp16" | "fp32"
+  std::string kv_dtype;   // the K/V cache: dtype, or "e4m3" | "e5m2" (fp8 with scales)
   int depth = 0;
   int group = 0;          // query heads per KV head
   std::string kv;         // "contig" | "paged"
   std::string mask;       // "null" | "causal" | "window" | "chunked"
   bool has_sink = false;
+  bool soft_cap = false;  // cap * tanh(score / cap), the cap given at run time
   int bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, threads = 0, stages = 0;
   bool warp_split_k = false;
   int smem_bytes = 0;     // dynamic shared memory of the decode kernel
 };
+
+// The dtype the kernel's cache holds (traits written before fp8 caches leave kv_dtype empty).
+inline const std::string& cache_dtype(const KernelTraits& t) { return t.kv_dtype.empty() ? t.dtype : t.kv_dtype; }
+
+// The dtype part of a family as select's buckets and the generated defaults key it: q's dtype,
+// then "_kv<cache dtype>" for an fp8 cache and "_cap" for soft-capping ("bf16", "bf16_kve4m3").
+inline std::string dtype_key(const std::string& dtype, const std::string& kv_dtype, bool soft_cap) {
+  std::string key = dtype;
+  if (!kv_dtype.empty() && kv_dtype != dtype) key += "_kv" + kv_dtype;
+  if (soft_cap) key += "_cap";
+  return key;
+}
 
 // Launches one decode step (decode kernel, plus the split-K reduce when partitions > 1) on a
 // stream. Returns the launch error, if any; never synchronises.

@@ -125,7 +125,8 @@ json to_json_value(const KernelTraits& t) {
 
 json tile_to_json(const KernelTraits& t) {
   json j = to_json_value(t);
-  for (const char* family : {"dtype", "out_dtype", "depth", "group", "kv", "mask", "has_sink"})
+  for (const char* family : {"dtype", "out_dtype", "kv_dtype", "depth", "group", "kv", "mask",
+                             "has_sink", "soft_cap"})
     j.erase(family);
   return j;
 }
@@ -159,6 +160,9 @@ ResultRow row_from_json(const json& j, const std::string& w) {
     }
   }
   const json& problem = field(j, w, "problem");
+  // Written before fp8 caches: the cache held q's dtype.
+  if (!field(j, w, "traits").contains("kv_dtype")) r.traits.kv_dtype = r.traits.dtype;
+  if (!problem.contains("kv_dtype")) r.problem.kv_dtype = r.problem.dtype;
   if (problem.contains("ragged_lengths")) {  // added later: optional
     const std::string where = w + ".problem";
     const json& list = problem["ragged_lengths"];

@@ -23,12 +23,19 @@ namespace {
 #define MHA_BOOL(object, key, column, member) MHA_FIELD(object, key, column, kBool, bool, member, false)
 #define MHA_DOUBLE_ADDED_LATER(object, key, column, member) \
   MHA_FIELD(object, key, column, kDouble, double, member, true)
+#define MHA_STRING_ADDED_LATER(object, key, column, member) \
+  MHA_FIELD(object, key, column, kString, std::string, member, true)
+#define MHA_BOOL_ADDED_LATER(object, key, column, member) \
+  MHA_FIELD(object, key, column, kBool, bool, member, true)
 
 std::vector<RowField> make_row_fields() {
   return {
       MHA_STRING("", "kernel", "kernel", kernel),
       MHA_STRING("traits", "dtype", "dtype", traits.dtype),
       MHA_STRING("traits", "out_dtype", "out_dtype", traits.out_dtype),
+      // fp8 caches and soft-capping came later: reports without them hold neither.
+      MHA_STRING_ADDED_LATER("traits", "kv_dtype", "kv_dtype", traits.kv_dtype),
+      MHA_BOOL_ADDED_LATER("traits", "soft_cap", "soft_cap", traits.soft_cap),
       MHA_INT("traits", "depth", "depth", traits.depth),
       MHA_INT("traits", "group", "group", traits.group),
       MHA_STRING("traits", "kv", "kv", traits.kv),
@@ -52,6 +59,9 @@ std::vector<RowField> make_row_fields() {
       MHA_INT("problem", "depth", nullptr, problem.depth),
       MHA_STRING("problem", "dtype", nullptr, problem.dtype),
       MHA_STRING("problem", "out_dtype", nullptr, problem.out_dtype),
+      MHA_STRING_ADDED_LATER("problem", "kv_dtype", nullptr, problem.kv_dtype),
+      MHA_STRING_ADDED_LATER("problem", "kv_scale", "kv_scale", problem.kv_scale),
+      MHA_DOUBLE_ADDED_LATER("problem", "soft_cap", "soft_cap_value", problem.soft_cap),
       MHA_STRING("problem", "kv", nullptr, problem.kv),
       MHA_INT("problem", "page_size", "page_size", problem.page_size),
       MHA_STRING("problem", "mask", nullptr, problem.mask),
@@ -91,6 +101,8 @@ std::vector<RowField> make_row_fields() {
   };
 }
 
+#undef MHA_BOOL_ADDED_LATER
+#undef MHA_STRING_ADDED_LATER
 #undef MHA_DOUBLE_ADDED_LATER
 #undef MHA_BOOL
 #undef MHA_STRING

@@ -201,7 +201,7 @@ Selection build(const Subset& problems, int sm_count, int max_partitions) {
 // Cost of what lookup_config answers for q under selection s; negative when not measured.
 double lookup_cost(const Selection& s, const MeasuredProblem& q) {
   const ProblemShape& p = q.shape;
-  const ConfigLookup l = lookup_config(s, p.dtype, p.depth, q.bucket.group, p.kv, p.mask,
+  const ConfigLookup l = lookup_config(s, dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0), p.depth, q.bucket.group, p.kv, p.mask,
                                        q.bucket.work_units, p.keys, s.sm_count, q.bucket.ragged);
   if (!l.bucket) return -1;
   const double t = time_near(q, tile_id(l.bucket->traits), l.partitions);
@@ -345,7 +345,7 @@ bool BucketKey::operator==(const BucketKey& o) const { return !(*this < o) && !(
 
 BucketKey bucket_of(const ProblemShape& p) {
   BucketKey b;
-  b.dtype = p.dtype;
+  b.dtype = dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0);
   b.depth = p.depth;
   b.group = p.kv_heads > 0 ? p.heads / p.kv_heads : p.heads;
   b.kv = p.kv;

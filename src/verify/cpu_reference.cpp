@@ -39,6 +39,7 @@ std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in) 
         double dot = 0;
         for (int c = 0; c < d; ++c) dot += double(q[c]) * double(k[c]);
         scores[j] = dot * scale;
+        if (s.soft_cap > 0) scores[j] = s.soft_cap * std::tanh(scores[j] / s.soft_cap);
         m = std::max(m, scores[j]);
       }
       if (m == -std::numeric_limits<double>::infinity()) continue;  // nothing visible: 0

@@ -1,6 +1,7 @@
 // Host side of the fp32 GPU reference (kernels/reference_kernel.cuh).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "reference_kernel.cuh"
 #include "device_buffer.h"
@@ -19,16 +20,23 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
   p.out = out.get();
   const dim3 grid(s.heads, s.batch);
   const int group = s.heads / s.kv_heads;
-  if (dtype_from_name(s.dtype) == Dtype::kBf16) {
-    reference_attention_kernel<__nv_bfloat16, float><<<grid, kReferenceThreads>>>(
-        p, static_cast<const __nv_bfloat16*>(data.k_logical()),
-        static_cast<const __nv_bfloat16*>(data.v_logical()), max_len, s.depth, group,
-        mask_from_name(s.mask), s.has_sink, scores.get<float>());
-  } else {
-    reference_attention_kernel<__half, float><<<grid, kReferenceThreads>>>(
-        p, static_cast<const __half*>(data.k_logical()), static_cast<const __half*>(data.v_logical()),
-        max_len, s.depth, group, mask_from_name(s.mask), s.has_sink, scores.get<float>());
-  }
+  auto run = [&](auto q_tag, auto kv_tag) {
+    using Q = decltype(q_tag);
+    using Kv = decltype(kv_tag);
+    reference_attention_kernel<Q, Kv, float><<<grid, kReferenceThreads>>>(
+        p, static_cast<const Kv*>(data.k_logical()), static_cast<const Kv*>(data.v_logical()),
+        data.kv_scale(), max_len, s.depth, group, mask_from_name(s.mask), s.has_sink,
+        scores.get<float>());
+  };
+  auto with_kv = [&](auto q_tag) {
+    switch (dtype_from_name(s.kv_dtype)) {
+      case Dtype::kE4m3: run(q_tag, __nv_fp8_e4m3{}); break;
+      case Dtype::kE5m2: run(q_tag, __nv_fp8_e5m2{}); break;
+      default: run(q_tag, decltype(q_tag){}); break;  // a 16-bit cache holds q's dtype
+    }
+  };
+  if (dtype_from_name(s.dtype) == Dtype::kBf16) with_kv(__nv_bfloat16{});
+  else with_kv(__half{});
   MHA_CUDA_CHECK(cudaGetLastError());
   std::vector<float> host(out_elems);
   MHA_CUDA_CHECK(cudaMemcpy(host.data(), out.get(), out_elems * sizeof(float), cudaMemcpyDeviceToHost));
