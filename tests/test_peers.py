@@ -290,6 +290,36 @@ class PeerTableTest(unittest.TestCase):
         fp32 = problems("out_dtype=fp32,n=64")[0]
         self.assertIn("query's dtype", peers.common_why_not(fp32))
 
+    def test_fp8_and_soft_cap(self):
+        """Who takes an fp8 cache (per tensor or per head, e4m3 or e5m2) and a soft cap."""
+        paged = "kv=paged,page_size=16,n=64,"
+        for peer in ("torch_sdpa_flash", "torch_sdpa_cudnn", "torch_flex"):
+            self.assertIn("no fp8 K/V cache", self.why(peer, "n=64,kv_dtype=e4m3"), peer)
+        self.assertIn("soft-capping", self.why("torch_sdpa_cudnn", "n=64,soft_cap=50"))
+        self.assertIsNone(self.why("torch_flex", "lengths=3:9,mask=window,window=4,soft_cap=50"))
+        for peer in ("flashinfer_fa2", "flashinfer_tc"):
+            for kv_dtype in ("e4m3", "e5m2"):
+                self.assertIsNone(self.why(peer, paged + f"kv_dtype={kv_dtype}"), peer)
+            self.assertIsNone(self.why(peer, "n=64,kv_dtype=e4m3,soft_cap=30,mask=window"), peer)
+            self.assertIn("one scale per tensor",
+                          self.why(peer, paged + "kv_dtype=e4m3,kv_scale=head"), peer)
+        self.assertIsNone(self.why("flashinfer_xqa", paged + "kv_dtype=e4m3,sink=1,mask=window"))
+        self.assertIn("e4m3 only", self.why("flashinfer_xqa", paged + "kv_dtype=e5m2"))
+        self.assertIn("one K/V scale", self.why("flashinfer_xqa", paged + "kv_dtype=e4m3,kv_scale=head"))
+        self.assertIn("soft-capping", self.why("flashinfer_xqa", paged + "soft_cap=50"))
+        self.assertIn("dequantisation scales", self.why("flashinfer_cudnn", paged + "kv_dtype=e4m3"))
+        self.assertIn("soft-capping", self.why("flashinfer_cudnn", paged + "soft_cap=50"))
+        self.assertIn("16-bit K/V cache", peers.common_why_not(problems("dtype=fp16,kv_dtype=bf16,n=8")[0]))
+        self.assertIsNone(peers.common_why_not(problems("dtype=fp16,kv_dtype=e5m2,n=8")[0]))
+
+    def test_tolerances(self):
+        """XQA's sm90 fp8 kernel rounds q and P to e4m3 too: a looser bound for it alone."""
+        fp8, bf16 = problems("kv=paged,kv_dtype=e4m3,n=64")[0], problems("kv=paged,n=64")[0]
+        xqa = backends.PEERS["flashinfer_xqa"]
+        self.assertEqual((xqa.tolerance(fp8), xqa.tolerance(bf16)), (0.15, backends.TOLERANCE))
+        for name in ("flashinfer_fa2", "flashinfer_tc", "torch_flex"):
+            self.assertEqual(backends.PEERS[name].tolerance(fp8), backends.TOLERANCE, name)
+
     def test_group_key(self):
         """One worker per JIT module: cache dtype and soft cap on/off split groups; the cap's
         value, the scale kind, lengths and paging do not."""
@@ -419,6 +449,17 @@ class CliTest(unittest.TestCase):
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
         self.assertRegex(r.stdout, r"\d+ problem\(s\) x 7 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
+
+    def test_dry_run_fp8_and_soft_cap(self):
+        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--problems",
+                         "kv=paged,kv_dtype=e4m3,kv_scale=head,soft_cap=50,n=64;kv_dtype=e5m2,n=64")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("b1_h32_kv8_d128_n64_bf16_kve4m3h_paged16_null_cap50: 0.15 MB/step", r.stdout)
+        self.assertIn("b1_h32_kv8_d128_n64_bf16_kve5m2_contig_null", r.stdout)
+        self.assertIn("one scale per tensor", r.stdout)
+        r = self.run_cli("--out", "x", "--dry-run", "--problems", "kv_scale=head,n=4")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("key 'kv_scale'", r.stderr)
 
     def test_usage_errors_exit_2(self):
         self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--peers", "flash,xla").returncode, 2)
