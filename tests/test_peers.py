@@ -31,10 +31,12 @@ spec.loader.exec_module(peers)
 ROW_KEYS = {"kernel", "traits", "problem", "partitions", "status", "reason", "time", "bytes",
             "achieved_gbps", "peak_fraction", "rel_l2_error", "max_abs_error", "sm_clock_mhz",
             "throttled", "device"}
-TRAIT_KEYS = {"dtype", "out_dtype", "depth", "group", "kv", "mask", "has_sink", "bm", "bn", "bk",
-              "wm", "wn", "threads", "stages", "warp_split_k", "smem_bytes"}
-PROBLEM_KEYS = {"name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv",
-                "page_size", "mask", "window", "chunk", "has_sink", "keys", "lengths"}
+TRAIT_KEYS = {"dtype", "out_dtype", "kv_dtype", "soft_cap", "depth", "group", "kv", "mask",
+              "has_sink", "bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k",
+              "smem_bytes"}
+PROBLEM_KEYS = {"name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype",
+                "kv_scale", "kv", "page_size", "mask", "window", "chunk", "soft_cap", "has_sink",
+                "keys", "lengths"}
 TIME_KEYS = {"median_us", "min_us", "mean_us", "stdev_us", "samples"}
 SERVING = os.path.join(REPO, "configs", "serving.json")
 
@@ -368,6 +370,15 @@ class ReportTest(unittest.TestCase):
                           p["lengths"], p["keys"]), ("paged", 128, "window", 4, True, "ragged4-9", 9))
         self.assertEqual((p["ragged_lengths"], p["total_keys"]), ([4, 9], 13))
         self.assertEqual(report.number(float("nan")), "nan")
+        self.assertEqual((rows[0]["traits"]["kv_dtype"], rows[0]["traits"]["soft_cap"],
+                          rows[0]["problem"]["kv_scale"], rows[0]["problem"]["soft_cap"]),
+                         ("bf16", False, "", 0.0))
+        fp8 = report.make_row("flashinfer_xqa", problems("kv_dtype=e4m3,soft_cap=50,n=512")[0],
+                              "passed", "x", t, 4400.0)
+        self.assertEqual((fp8["traits"]["kv_dtype"], fp8["traits"]["soft_cap"],
+                          fp8["problem"]["kv_dtype"], fp8["problem"]["kv_scale"],
+                          fp8["problem"]["soft_cap"], fp8["bytes"]),
+                         ("e4m3", True, "e4m3", "tensor", 50.0, 1064960.0))
 
 
 STAND_IN_WORKER = r'''
