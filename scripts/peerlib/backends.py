@@ -212,7 +212,8 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
             return ("FlashInfer 0.5.3's FA2 decode kernels take no sinks (run(sinks=...) reaches "
                     "only the trtllm-gen backend, which is sm100-only)")
         if is_fp8(p) and p["kv_scale"] == "head":
-            return "FlashInfer's decode takes one scale per tensor (run's k_scale/v_scale are floats)"
+            return ("FlashInfer's decode takes one scale per tensor (run's k_scale and v_scale are "
+                    "floats)")
         return None
 
     def prepare(self, torch, p, data):
