@@ -6,16 +6,19 @@ exactly as `mha-tune sweep` times its own, and writes PREFIX.json in mha-tune's 
   peers.py --out PREFIX [--suite configs/serving.json] [--problems "batch=1,keys=512:2048;..."]
            [--peers all|flash,cudnn,flex,fi_fa2,fi_tc,fi_xqa,fi_cudnn] [--dry-run]
 
-Problems use mha-tune's keys (batch heads kv_heads depth dtype kv page_size mask window sink
-sink_mean q_std scale keys lengths name; aliases b h n d) and are named as mha-tune names them, so
-one suite file gives rows that join with a sweep's. Paged problems get pages shuffled over the
-pool; contiguous ones a [batch, kv_heads, keys, d] cache, except for FlashInfer's paged APIs, which
-split work at page granularity and get the cache as 128-key pages in order (peerlib/backends.py).
+Problems use mha-tune's keys (batch heads kv_heads depth dtype kv_dtype kv_scale kv page_size mask
+window soft_cap sink sink_mean q_std scale keys lengths name; aliases b h n d) and are named as
+mha-tune names them, so one suite file gives rows that join with a sweep's. Paged problems get
+pages shuffled over the pool; contiguous ones a [batch, kv_heads, keys, d] cache, except for
+FlashInfer's paged APIs, which split work at page granularity and get the cache as 128-key pages in
+order (peerlib/backends.py). An fp8 cache (kv_dtype e4m3 or e5m2) holds per-head N(0, sigma^2)
+values quantised with one scale per tensor or per head (kv_scale), as mha-tune's does.
 
-Each peer is verified against an fp32 reference before timing (rel L2 < 2e-2; a wrong peer is
-`incorrect`, never timed) and is timed with CUDA-graph replays over inputs rotated beyond 4x the
-L2, until the median is known to 0.5% (peerlib/timing.py). A problem a peer cannot compute is
-`not_supported` with the reason; a peer package that does not import makes its rows `skipped`.
+Each peer is verified against an fp32 reference before timing (rel L2 < 2e-2; < 0.15 for XQA on
+an fp8 cache, which rounds q and the softmax weights to e4m3 too; a wrong peer is `incorrect`,
+never timed) and is timed with CUDA-graph replays over inputs rotated beyond 4x the L2, until the
+median is known to 0.5% (peerlib/timing.py). A problem a peer cannot compute is `not_supported`
+with the reason; a peer package that does not import makes its rows `skipped`.
 Each peer runs in its own processes, one per group of problems that share its compiled kernels;
 a process that dies (e.g. a segfault) marks the problem in flight `failed` with the signal and
 the rest go on in a new process. The parent imports no torch.
@@ -65,6 +68,9 @@ def common_why_not(p):
         return f"peers write the output in the query's dtype ({p['dtype']}), not {p['out_dtype']}"
     if p["mask"] == "chunked":
         return "no peer here takes a chunked mask"
+    if p["kv_dtype"] in ("bf16", "fp16") and p["kv_dtype"] != p["dtype"]:
+        return (f"peers take a 16-bit K/V cache in the query's dtype ({p['dtype']}) only, "
+                f"not {p['kv_dtype']}")
     return None
 
 

@@ -21,7 +21,7 @@ import unittest
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "peers.py")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from peerlib import backends, report, suite, timing  # noqa: E402
+from peerlib import backends, report, suite, timing, worker  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("peers", SCRIPT)
 peers = importlib.util.module_from_spec(spec)
@@ -31,10 +31,12 @@ spec.loader.exec_module(peers)
 ROW_KEYS = {"kernel", "traits", "problem", "partitions", "status", "reason", "time", "bytes",
             "achieved_gbps", "peak_fraction", "rel_l2_error", "max_abs_error", "sm_clock_mhz",
             "throttled", "device"}
-TRAIT_KEYS = {"dtype", "out_dtype", "depth", "group", "kv", "mask", "has_sink", "bm", "bn", "bk",
-              "wm", "wn", "threads", "stages", "warp_split_k", "smem_bytes"}
-PROBLEM_KEYS = {"name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv",
-                "page_size", "mask", "window", "chunk", "has_sink", "keys", "lengths"}
+TRAIT_KEYS = {"dtype", "out_dtype", "kv_dtype", "soft_cap", "depth", "group", "kv", "mask",
+              "has_sink", "bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k",
+              "smem_bytes"}
+PROBLEM_KEYS = {"name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype",
+                "kv_scale", "kv", "page_size", "mask", "window", "chunk", "soft_cap", "has_sink",
+                "keys", "lengths"}
 TIME_KEYS = {"median_us", "min_us", "mean_us", "stdev_us", "samples"}
 SERVING = os.path.join(REPO, "configs", "serving.json")
 
@@ -64,10 +66,55 @@ class ParseTest(unittest.TestCase):
                           ("n=x", "keys"), ("q=1,n=4", "unknown key 'q'"), ("n4", "key=value"),
                           ("b=1:2,n=4", "batch"), ("n=4,dtype=fp8", "dtype"),
                           ("batch=2,lengths=3:4:5", "disagrees"), ("name=a,n=4;name=a,n=4", "twice"),
-                          ("n=0", "lengths must be"), ("q_std=nan,n=4", "finite")]:
+                          ("n=0", "lengths must be"), ("q_std=nan,n=4", "finite"),
+                          ("n=4,kv_dtype=fp8", "key 'kv_dtype': 'fp8'"),
+                          ("n=4,kv_dtype=e4m3,kv_scale=row", "key 'kv_scale': 'row'"),
+                          ("n=4,kv_scale=head", "key 'kv_scale': a bf16 cache has no scales"),
+                          ("n=4,dtype=fp16,kv_dtype=fp16,kv_scale=tensor", "key 'kv_scale'"),
+                          ("n=4,dtype=fp32,kv_dtype=e4m3", "key 'dtype': 'fp32'"),
+                          ("n=4,soft_cap=0", "key 'soft_cap': 0 is not > 0"),
+                          ("n=4,soft_cap=-30", "key 'soft_cap': -30 is not > 0"),
+                          ("n=4,soft_cap=big", "key 'soft_cap': 'big' is not a number"),
+                          ("n=4,soft_cap=inf", "key 'soft_cap': 'inf' is not a finite")]:
             with self.assertRaises(suite.UsageError, msg=bad) as ctx:
                 problems(bad)
             self.assertIn(what, str(ctx.exception), bad)
+        with self.assertRaises(suite.UsageError) as ctx:
+            problems("n=4;n=8,kv_scale=head")
+        self.assertIn("--problems item 2 ('n=8,kv_scale=head'): key 'kv_scale'", str(ctx.exception))
+
+    def test_fp8_cache_and_soft_cap_names(self):
+        """kv_dtype (with h for per-head scales) after the out dtype, the cap after the mask, as
+        src/problems/problem.cpp names them."""
+        for text, name in [
+                ("n=512,kv_dtype=e4m3", "b1_h32_kv8_d128_n512_bf16_kve4m3_contig_null"),
+                ("n=512,kv_dtype=e4m3,kv_scale=tensor", "b1_h32_kv8_d128_n512_bf16_kve4m3_contig_null"),
+                ("kv=paged,n=512,kv_dtype=e4m3,kv_scale=head",
+                 "b1_h32_kv8_d128_n512_bf16_kve4m3h_paged16_null"),
+                ("dtype=fp16,out_dtype=fp32,kv_dtype=e5m2,kv_scale=head,mask=window,window=64,"
+                 "soft_cap=50,sink=1,sink_mean=2,n=512",
+                 "b1_h32_kv8_d128_n512_fp16_ofp32_kve5m2h_contig_window64_cap50_sink2"),
+                ("mask=chunked,chunk=128,soft_cap=30.5,q_std=2,n=9",
+                 "b1_h32_kv8_d128_n9_bf16_contig_chunked128_cap30.5_qstd2"),
+                ("soft_cap=0.125,lengths=3:9", "b2_h32_kv8_d128_n9_bf16_contig_null_cap0.125_ragged3-9"),
+                ("n=9,kv_dtype=bf16", "b1_h32_kv8_d128_n9_bf16_contig_null"),
+                ("n=9,dtype=fp16,kv_dtype=bf16", "b1_h32_kv8_d128_n9_fp16_kvbf16_contig_null")]:
+            self.assertEqual(problems(text)[0]["name"], name, text)
+        p = problems("n=9")[0]
+        self.assertEqual((p["kv_dtype"], p["kv_scale"], p["soft_cap"]), ("bf16", "tensor", 0.0))
+        p = problems("dtype=fp16,kv_dtype=e4m3,kv_scale=head,soft_cap=20,n=9")[0]
+        self.assertEqual((p["kv_dtype"], p["kv_scale"], p["soft_cap"]), ("e4m3", "head", 20.0))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.json")
+            with open(path, "w") as f:
+                json.dump({"problems": [{"keys": [64], "kv_dtype": "e4m3", "soft_cap": 50.0}]}, f)
+            self.assertEqual(suite.expand_all(suite.read_suite(path))[0]["name"],
+                             "b1_h32_kv8_d128_n64_bf16_kve4m3_contig_null_cap50")
+            with open(path, "w") as f:
+                json.dump({"problems": [{"keys": [64], "soft_cap": -1}]}, f)
+            with self.assertRaises(suite.UsageError) as ctx:
+                suite.read_suite(path)
+            self.assertIn("problems[0]: key 'soft_cap'", str(ctx.exception))
 
     def test_serving_suite(self):
         ps = suite.expand_all(suite.read_suite(SERVING))
@@ -102,6 +149,30 @@ class ParseTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             for p in problems(text):
                 self.assertRegex(r.stdout, r"(?m)^" + re.escape(p["name"]) + r"\s", text)
+
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
+    def test_fp8_and_soft_cap_as_mha_tune(self):
+        """Names and step bytes of fp8 caches and soft caps equal mha-tune's, for the specs this
+        build has kernels for (each spec states kv_dtype and soft_cap: mha-tune would take a
+        kernel's own where a spec leaves them out)."""
+        served = 0
+        for text in ["kv_dtype=e4m3,kv=contig,soft_cap=50,batch=2,keys=77:512",
+                     "kv_dtype=e4m3,kv_scale=head,kv=contig,soft_cap=30.5,lengths=5:77:300",
+                     "kv_dtype=e5m2,kv_scale=head,kv=paged,page_size=16,soft_cap=50,keys=300",
+                     "dtype=fp16,kv_dtype=e4m3,mask=window,window=64,soft_cap=50,sink=1,keys=300"]:
+            r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--json", "--problem", text],
+                               capture_output=True, text=True)
+            if re.search(r"unknown key '(kv_dtype|kv_scale|soft_cap)'", r.stderr):
+                self.skipTest("this mha-tune predates kv_dtype, kv_scale and soft_cap")
+            if "no compiled kernel serves" in r.stderr:
+                continue
+            self.assertEqual(r.returncode, 0, r.stderr)
+            served += 1
+            theirs = [(q["name"], q["bytes_per_step"]) for q in json.loads(r.stdout)["problems"]]
+            self.assertEqual(theirs, [(p["name"], suite.step_bytes(p)) for p in problems(text)], text)
+        if not served:
+            self.skipTest("this build has no fp8 or soft-capping kernel")
 
 
 class LengthMixTest(unittest.TestCase):
@@ -146,6 +217,31 @@ class BytesAndPagesTest(unittest.TestCase):
         self.assertEqual(suite.step_bytes(c), suite.step_bytes(problems("n=232")[0]))
         r = problems("lengths=100:300")[0]
         self.assertEqual(suite.step_bytes(r) - 2 * 32 * 128 * 4, 400 * 8 * 128 * 4)
+
+    def test_fp8_bytes(self):
+        """One byte per K/V element in an fp8 cache; q and the output keep theirs."""
+        for kv_dtype in ("e4m3", "e5m2"):
+            p = problems(f"kv_dtype={kv_dtype},kv_scale=head,n=512")[0]
+            self.assertEqual(suite.step_bytes(p), 512 * 8 * 128 * 2 + 32 * 128 * 4)
+            self.assertEqual(suite.cache_bytes(p, 128), 2.0 * 4 * 128 * 8 * 128)
+        w = problems("kv_dtype=e4m3,mask=window,window=128,out_dtype=fp32,n=4096")[0]
+        self.assertEqual(suite.step_bytes(w), 128 * 8 * 128 * 2 + 32 * 128 * (2 + 4))
+        p = problems("kv_dtype=e4m3,lengths=100:300")[0]
+        self.assertEqual(worker.copy_bytes(p, backends.Layout(16, True)),
+                         2.0 * (7 + 19) * 16 * 8 * 128 + 2 * 32 * 128 * 2)
+        self.assertEqual(suite.step_bytes(problems("soft_cap=50,n=512")[0]), 2113536.0)
+
+    def test_fp8_data_scales(self):
+        """Per-head sigmas 0.5, 1, 2, 4, ...; 8 sigma at the format's largest value, sigma the
+        head's own or the largest over heads."""
+        p = problems("kv_dtype=e4m3,n=8")[0]
+        self.assertEqual(suite.kv_sigmas(p), [0.5, 1.0, 2.0, 4.0] * 2)
+        self.assertEqual(suite.kv_scales(p), [32.0 / 448] * 8)
+        h = problems("kv_dtype=e4m3,kv_scale=head,n=8")[0]
+        self.assertEqual(suite.kv_scales(h), [4.0 / 448, 8.0 / 448, 16.0 / 448, 32.0 / 448] * 2)
+        e = problems("kv_dtype=e5m2,heads=4,kv_heads=2,n=8")[0]
+        self.assertEqual(suite.kv_scales(e), [8.0 / 57344] * 2)
+        self.assertEqual(suite.kv_sigmas(problems("n=8")[0]), [1.0] * 8)
 
     def test_rotation(self):
         self.assertEqual(timing.rotation_copies(5e9, 62914560), 1)
@@ -196,6 +292,46 @@ class PeerTableTest(unittest.TestCase):
         fp32 = problems("out_dtype=fp32,n=64")[0]
         self.assertIn("query's dtype", peers.common_why_not(fp32))
 
+    def test_fp8_and_soft_cap(self):
+        """Who takes an fp8 cache (per tensor or per head, e4m3 or e5m2) and a soft cap."""
+        paged = "kv=paged,page_size=16,n=64,"
+        for peer in ("torch_sdpa_flash", "torch_sdpa_cudnn", "torch_flex"):
+            self.assertIn("no fp8 K/V cache", self.why(peer, "n=64,kv_dtype=e4m3"), peer)
+        self.assertIn("soft-capping", self.why("torch_sdpa_cudnn", "n=64,soft_cap=50"))
+        self.assertIsNone(self.why("torch_flex", "lengths=3:9,mask=window,window=4,soft_cap=50"))
+        for peer in ("flashinfer_fa2", "flashinfer_tc"):
+            for kv_dtype in ("e4m3", "e5m2"):
+                self.assertIsNone(self.why(peer, paged + f"kv_dtype={kv_dtype}"), peer)
+            self.assertIsNone(self.why(peer, "n=64,kv_dtype=e4m3,soft_cap=30,mask=window"), peer)
+            self.assertIn("one scale per tensor",
+                          self.why(peer, paged + "kv_dtype=e4m3,kv_scale=head"), peer)
+        self.assertIsNone(self.why("flashinfer_xqa", paged + "kv_dtype=e4m3,sink=1,mask=window"))
+        self.assertIn("e4m3 only", self.why("flashinfer_xqa", paged + "kv_dtype=e5m2"))
+        self.assertIn("one K/V scale", self.why("flashinfer_xqa", paged + "kv_dtype=e4m3,kv_scale=head"))
+        self.assertIn("soft-capping", self.why("flashinfer_xqa", paged + "soft_cap=50"))
+        self.assertIn("dequantisation scales", self.why("flashinfer_cudnn", paged + "kv_dtype=e4m3"))
+        self.assertIn("soft-capping", self.why("flashinfer_cudnn", paged + "soft_cap=50"))
+        self.assertIn("16-bit K/V cache", peers.common_why_not(problems("dtype=fp16,kv_dtype=bf16,n=8")[0]))
+        self.assertIsNone(peers.common_why_not(problems("dtype=fp16,kv_dtype=e5m2,n=8")[0]))
+
+    def test_tolerances(self):
+        """XQA's sm90 fp8 kernel rounds q and P to e4m3 too: a looser bound for it alone."""
+        fp8, bf16 = problems("kv=paged,kv_dtype=e4m3,n=64")[0], problems("kv=paged,n=64")[0]
+        xqa = backends.PEERS["flashinfer_xqa"]
+        self.assertEqual((xqa.tolerance(fp8), xqa.tolerance(bf16)), (0.15, backends.TOLERANCE))
+        for name in ("flashinfer_fa2", "flashinfer_tc", "torch_flex"):
+            self.assertEqual(backends.PEERS[name].tolerance(fp8), backends.TOLERANCE, name)
+
+    def test_group_key(self):
+        """One worker per JIT module: cache dtype and soft cap on/off split groups; the cap's
+        value, the scale kind, lengths and paging do not."""
+        key = lambda text: suite.group_key(problems(text)[0])  # noqa: E731
+        self.assertNotEqual(key("n=64"), key("n=64,kv_dtype=e4m3"))
+        self.assertNotEqual(key("n=64,kv_dtype=e4m3"), key("n=64,kv_dtype=e5m2"))
+        self.assertNotEqual(key("n=64"), key("n=64,soft_cap=50"))
+        self.assertEqual(key("n=64,soft_cap=50"), key("kv=paged,n=9000,soft_cap=30"))
+        self.assertEqual(key("n=64,kv_dtype=e4m3"), key("lengths=3:9,kv_dtype=e4m3,kv_scale=head"))
+
     def test_layouts(self):
         contig, paged = problems("n=300")[0], problems("kv=paged,page_size=16,n=300")[0]
         self.assertEqual(backends.PEERS["torch_sdpa_flash"].layout(contig).page_size, 0)
@@ -234,6 +370,15 @@ class ReportTest(unittest.TestCase):
                           p["lengths"], p["keys"]), ("paged", 128, "window", 4, True, "ragged4-9", 9))
         self.assertEqual((p["ragged_lengths"], p["total_keys"]), ([4, 9], 13))
         self.assertEqual(report.number(float("nan")), "nan")
+        self.assertEqual((rows[0]["traits"]["kv_dtype"], rows[0]["traits"]["soft_cap"],
+                          rows[0]["problem"]["kv_scale"], rows[0]["problem"]["soft_cap"]),
+                         ("bf16", False, "", 0.0))
+        fp8 = report.make_row("flashinfer_xqa", problems("kv_dtype=e4m3,soft_cap=50,n=512")[0],
+                              "passed", "x", t, 4400.0)
+        self.assertEqual((fp8["traits"]["kv_dtype"], fp8["traits"]["soft_cap"],
+                          fp8["problem"]["kv_dtype"], fp8["problem"]["kv_scale"],
+                          fp8["problem"]["soft_cap"], fp8["bytes"]),
+                         ("e4m3", True, "e4m3", "tensor", 50.0, 1064960.0))
 
 
 STAND_IN_WORKER = r'''
@@ -315,6 +460,17 @@ class CliTest(unittest.TestCase):
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
         self.assertRegex(r.stdout, r"\d+ problem\(s\) x 7 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
+
+    def test_dry_run_fp8_and_soft_cap(self):
+        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--problems",
+                         "kv=paged,kv_dtype=e4m3,kv_scale=head,soft_cap=50,n=64;kv_dtype=e5m2,n=64")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("b1_h32_kv8_d128_n64_bf16_kve4m3h_paged16_null_cap50: 0.15 MB/step", r.stdout)
+        self.assertIn("b1_h32_kv8_d128_n64_bf16_kve5m2_contig_null", r.stdout)
+        self.assertIn("one scale per tensor", r.stdout)
+        r = self.run_cli("--out", "x", "--dry-run", "--problems", "kv_scale=head,n=4")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("key 'kv_scale'", r.stderr)
 
     def test_usage_errors_exit_2(self):
         self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--peers", "flash,xla").returncode, 2)

@@ -8,10 +8,11 @@ both stream whole 256-byte (d128) key rows, and the bytes a step must read are t
 """
 import itertools
 
-from .suite import is_ragged
+from .suite import is_fp8, is_ragged
 
 FLASHINFER_VERSION_TRIED = "0.5.3"
 XQA_PAGE_SIZES = (16, 32, 64, 128)
+TOLERANCE = 2e-2  # rel L2 against the fp32 reference, bf16/fp16 outputs
 
 
 class Layout:
@@ -42,6 +43,10 @@ class Peer:
     def why_not(self, p):
         return None
 
+    def tolerance(self, p):
+        """The rel L2 error below which the peer's output counts as correct."""
+        return TOLERANCE
+
     def prepare(self, torch, p, data):
         raise NotImplementedError
 
@@ -65,6 +70,10 @@ class SdpaPeer(Peer):
             return "SDPA has no attention-sink term"
         if p["mask"] == "window":
             return "SDPA has no sliding window (the FA2 backend refuses attention masks)"
+        if is_fp8(p):
+            return "SDPA takes no fp8 K/V cache with scales"
+        if p["soft_cap"] > 0:
+            return "SDPA has no logit soft-capping"
         return None
 
     def prepare(self, torch, p, data):
@@ -113,7 +122,8 @@ class SdpaPeer(Peer):
 
 class FlexPeer(Peer):
     """torch.nn.attention.flex_attention under torch.compile, q_len 1, GQA through enable_gqa;
-    lengths and the window as a block mask, so fully hidden key blocks are skipped."""
+    lengths and the window as a block mask, so fully hidden key blocks are skipped; the soft cap
+    as a score_mod (flex hands it the scaled score)."""
     name = "torch_flex"
 
     def why_not(self, p):
@@ -122,6 +132,8 @@ class FlexPeer(Peer):
                     "non-public torch.nn.attention.experimental._paged_attention")
         if p["has_sink"]:
             return "flex_attention's score_mod cannot add a sink term to the softmax denominator"
+        if is_fp8(p):
+            return "flex_attention takes no fp8 K/V cache with scales (q, k and v share a dtype)"
         return None
 
     def prepare(self, torch, p, data):
@@ -139,6 +151,10 @@ class FlexPeer(Peer):
                     seen = seen & (ki >= lengths[bi] - window)
                 return seen
             block_mask = create_block_mask(mask_mod, B=b, H=None, Q_LEN=1, KV_LEN=n, device="cuda")
+        score_mod, cap = None, p["soft_cap"]
+        if cap > 0:
+            def score_mod(score, bi, hi, qi, ki):
+                return torch.tanh(score / cap) * cap
         # Each problem is a new shape, so one worker recompiles per problem; past dynamo's
         # recompile limit (8) a compiled function silently runs eagerly, unfused.
         import torch._dynamo
@@ -148,15 +164,18 @@ class FlexPeer(Peer):
         compiled = torch.compile(flex_attention, dynamic=False)
 
         def call(i):
-            return compiled(qs[i], ks[i], vs[i], block_mask=block_mask, scale=p["scale"],
-                            enable_gqa=kv != h).view(b, h, d)
-        return call, "torch.compile(flex_attention)" + (", block mask" if block_mask else "")
+            return compiled(qs[i], ks[i], vs[i], score_mod=score_mod, block_mask=block_mask,
+                            scale=p["scale"], enable_gqa=kv != h).view(b, h, d)
+        return call, ("torch.compile(flex_attention)" + (", block mask" if block_mask else "")
+                      + (", soft cap as score_mod" if score_mod else ""))
 
 
 # ---------------------------------------------------------------- FlashInfer
 
-def _fi_dtype(torch, p):
-    return {"bf16": torch.bfloat16, "fp16": torch.float16}[p["dtype"]]
+def _fi_dtype(torch, p, key="dtype"):
+    """The torch dtype of q (key "dtype") or of the K/V cache (key "kv_dtype")."""
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "e4m3": torch.float8_e4m3fn,
+            "e5m2": torch.float8_e5m2}[p[key]]
 
 
 def _outputs(torch, p):
@@ -178,7 +197,11 @@ class FlashInferPagedPeer(Peer):
 
 class FlashInferWrapperPeer(FlashInferPagedPeer):
     """FlashInfer's BatchDecodeWithPagedKVCacheWrapper (FA2 backend), planned once outside the
-    timed region with use_cuda_graph=True; with or without tensor cores."""
+    timed region with use_cuda_graph=True; with or without tensor cores. An fp8 cache is planned
+    with kv_data_type e4m3/e5m2 and run with k_scale and v_scale: 0.5.3's run() folds k_scale into
+    sm_scale and applies v_scale as a separate `out *= v_scale` after the kernel (timed with it,
+    as a serving engine runs it). The soft cap is plan(logits_soft_cap=...), applied to the
+    scaled score."""
 
     def __init__(self, tensor_cores):
         self.tensor_cores = tensor_cores
@@ -188,6 +211,9 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
         if p["has_sink"]:
             return ("FlashInfer 0.5.3's FA2 decode kernels take no sinks (run(sinks=...) reaches "
                     "only the trtllm-gen backend, which is sm100-only)")
+        if is_fp8(p) and p["kv_scale"] == "head":
+            return ("FlashInfer's decode takes one scale per tensor (run's k_scale and v_scale are "
+                    "floats)")
         return None
 
     def prepare(self, torch, p, data):
@@ -206,29 +232,50 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
             paged_kv_last_page_len_buffer=torch.empty_like(last))
         window_left = p["window"] - 1 if p["mask"] == "window" else -1
         wrapper.plan(indptr, indices, last, p["heads"], p["kv_heads"], p["depth"], ps,
-                     window_left=window_left, q_data_type=_fi_dtype(torch, p),
-                     kv_data_type=_fi_dtype(torch, p), sm_scale=p["scale"])
+                     window_left=window_left, logits_soft_cap=p["soft_cap"],
+                     q_data_type=_fi_dtype(torch, p), kv_data_type=_fi_dtype(torch, p, "kv_dtype"),
+                     sm_scale=p["scale"])
         outs = _outputs(torch, p)
 
-        def call(i):
+        def call(i):  # k_scale and v_scale are None (no scaling) for a 16-bit cache
             out = outs[i % 2]
-            wrapper.run(data.q[i], (data.k[i], data.v[i]), out=out)
+            wrapper.run(data.q[i], (data.k[i], data.v[i]), k_scale=data.k_scale,
+                        v_scale=data.v_scale, out=out)
             return out
         call.keep = (wrapper, workspace, indptr, indices, last)
-        return call, f"{'tensor cores' if self.tensor_cores else 'CUDA cores'}, planned once"
+        note = f"{'tensor cores' if self.tensor_cores else 'CUDA cores'}, planned once"
+        if is_fp8(p):
+            note += ", k_scale folded into sm_scale, v_scale as a separate out *= v_scale"
+        return call, note
 
 
 class FlashInferXqaPeer(FlashInferPagedPeer):
     """FlashInfer's XQA backend (TensorRT-LLM's decode kernel; FlashInfer's default decode backend
-    on sm90): xqa_batch_decode_with_kv_cache. It reads pages of 16..128 keys only."""
+    on sm90): xqa_batch_decode_with_kv_cache. It reads pages of 16..128 keys only. An e4m3 cache's
+    scales are folded into bmm1_scale (sm_scale * k_scale) and bmm2_scale (v_scale), as FlashInfer's
+    own test_xqa_batch_decode does; on sm90 XQA then runs its fp8 kernel (mha_sm90.cu), which casts
+    q and the softmax weights to e4m3 as well (MathElem = CacheElem), so its error is larger."""
     name = "flashinfer_xqa"
+    # q, K and P rounded to e4m3, simulated in NumPy on this suite's e4m3 data (8 KV heads, 64 to
+    # 32768 keys): rel L2 0.03 to 0.10. FlashInfer's own XQA test allows 0.1 per element. A missing
+    # or wrong scale errs by O(1), so this still fails a peer that computes something else.
+    FP8_TOLERANCE = 0.15
 
     def why_not(self, p):
         if p["kv"] == "paged" and p["page_size"] not in XQA_PAGE_SIZES:
             return f"XQA pages hold 16, 32, 64 or 128 keys, not {p['page_size']}"
         if p["depth"] % 16:
             return f"XQA head_dim must be a multiple of 16, not {p['depth']}"
+        if p["kv_dtype"] == "e5m2":
+            return "XQA's fp8 cache is e4m3 only (FlashInfer 0.5.3 builds e5m2 as a 16-bit cache)"
+        if is_fp8(p) and p["kv_scale"] == "head":
+            return "XQA takes one K/V scale per tensor (kv_scale is a float or a 1-element tensor)"
+        if p["soft_cap"] > 0:
+            return "xqa_batch_decode_with_kv_cache has no logit soft-capping argument"
         return None
+
+    def tolerance(self, p):
+        return self.FP8_TOLERANCE if is_fp8(p) else TOLERANCE
 
     def prepare(self, torch, p, data):
         from flashinfer.decode import xqa_batch_decode_with_kv_cache
@@ -238,16 +285,17 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
         window_left = p["window"] - 1 if p["mask"] == "window" else -1
         max_len = data.max_keys
         outs = _outputs(torch, p)
+        k_scale, v_scale = (data.k_scale, data.v_scale) if is_fp8(p) else (1.0, 1.0)
 
         def call(i):
             out = outs[i % 2]
             xqa_batch_decode_with_kv_cache(
                 data.q[i], (data.k[i], data.v[i]), workspace, data.table, seq_lens, max_len,
-                bmm1_scale=p["scale"], bmm2_scale=1.0, window_left=window_left, out=out,
-                sinks=data.sinks, kv_layout="HND")
+                bmm1_scale=p["scale"] * k_scale, bmm2_scale=v_scale, window_left=window_left,
+                out=out, sinks=data.sinks, kv_layout="HND")
             return out
         call.keep = (workspace, seq_lens)
-        return call, "XQA"
+        return call, "XQA" + (", e4m3 cache (on sm90 q and P in e4m3 too)" if is_fp8(p) else "")
 
 
 class FlashInferCudnnPeer(FlashInferPagedPeer):
@@ -263,6 +311,11 @@ class FlashInferCudnnPeer(FlashInferPagedPeer):
             return "cudnn_batch_decode_with_kv_cache has no sliding-window argument"
         if p["dtype"] != "bf16":
             return "FlashInfer 0.5.3's cuDNN decode graph is built for bf16 only"
+        if is_fp8(p):
+            return ("cudnn_batch_decode_with_kv_cache builds cuDNN's 16-bit SDPA graph, with no "
+                    "K/V dequantisation scales")
+        if p["soft_cap"] > 0:
+            return "cudnn_batch_decode_with_kv_cache has no logit soft-capping argument"
         return None
 
     def prepare(self, torch, p, data):

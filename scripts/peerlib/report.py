@@ -8,7 +8,7 @@ import os
 
 from mha_report import SCHEMA_VERSION
 
-from .suite import step_bytes
+from .suite import is_fp8, step_bytes
 
 
 def number(v):
@@ -25,14 +25,19 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
     t = time_us or {"median_us": 0.0, "min_us": 0.0, "mean_us": 0.0, "stdev_us": 0.0, "samples": 0}
     b = step_bytes(p)
     gbps = b / (t["median_us"] * 1e-6) / 1e9 if status == "passed" and t["median_us"] > 0 else 0.0
-    traits = {"dtype": p["dtype"], "out_dtype": p["out_dtype"], "depth": p["depth"],
+    # kv_dtype, kv_scale and soft_cap as report_json.cpp writes them since fp8 caches: a reader
+    # takes a row without them for a cache in q's dtype, with no soft cap.
+    traits = {"dtype": p["dtype"], "out_dtype": p["out_dtype"], "kv_dtype": p["kv_dtype"],
+              "soft_cap": p["soft_cap"] > 0, "depth": p["depth"],
               "group": p["heads"] // p["kv_heads"], "kv": p["kv"], "mask": p["mask"],
               "has_sink": p["has_sink"], "bm": 0, "bn": 0, "bk": 0, "wm": 0, "wn": 0, "threads": 0,
               "stages": 0, "warp_split_k": False, "smem_bytes": 0}
     problem = {"name": p["name"], "batch": p["batch"], "heads": p["heads"],
                "kv_heads": p["kv_heads"], "depth": p["depth"], "dtype": p["dtype"],
-               "out_dtype": p["out_dtype"], "kv": p["kv"], "page_size": p["page_size"],
-               "mask": p["mask"], "window": p["window"], "chunk": p["chunk"], "has_sink": p["has_sink"],
+               "out_dtype": p["out_dtype"], "kv_dtype": p["kv_dtype"],
+               "kv_scale": p["kv_scale"] if is_fp8(p) else "", "kv": p["kv"],
+               "page_size": p["page_size"], "mask": p["mask"], "window": p["window"],
+               "chunk": p["chunk"], "soft_cap": p["soft_cap"], "has_sink": p["has_sink"],
                "keys": p["keys"], "lengths": p["lengths_name"]}
     if len(set(p["lengths"])) > 1:  # as report_json.cpp: every length of a ragged batch
         problem.update(ragged_lengths=list(p["lengths"]), total_keys=sum(p["lengths"]))

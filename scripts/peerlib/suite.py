@@ -9,12 +9,16 @@ import random
 # The keys of src/problems/problem.cpp's set_field that change what a peer computes or how it is named,
 # plus short aliases for the common ones.
 ALIASES = {"b": "batch", "h": "heads", "n": "keys", "d": "depth"}
-KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv", "page_size",
-        "mask", "window", "chunk", "sink", "sink_mean", "q_std", "scale", "keys", "lengths",
-        "partitions", "plan_blocks_per_sm", "plan_min_chunk", "mix", "mix_seed")
+KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype",
+        "kv_scale", "kv", "page_size", "mask", "window", "chunk", "soft_cap", "sink", "sink_mean",
+        "q_std", "scale", "keys", "lengths", "partitions", "plan_blocks_per_sm", "plan_min_chunk",
+        "mix", "mix_seed")
 CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16", "fp32"),
+           "kv_dtype": ("bf16", "fp16", "e4m3", "e5m2"), "kv_scale": ("tensor", "head"),
            "kv": ("contig", "paged"), "mask": ("null", "causal", "window", "chunked"),
            "mix": ("uniform", "lognormal", "one_long", "many_long")}
+# Largest finite value of each fp8 cache format: its scales put 8 sigma there.
+FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
 MAX_KEYS = 1 << 24  # as src/problems/problem.cpp
 DEPTHS = (64, 128, 256)
 
@@ -77,6 +81,11 @@ def parse_fields(where, items):
             spec[key] = text in ("true", "1")
         elif key in ("sink_mean", "q_std", "scale"):
             spec[key] = _float(where, key, value)
+        elif key == "soft_cap":
+            spec[key] = _float(where, key, value)
+            if spec[key] <= 0:
+                raise UsageError(f"{where}: key 'soft_cap': {value} is not > 0 (leave the key out "
+                                 "for no soft-capping)")
         elif key in ("keys", "lengths"):
             spec[key] = _ints(where, key, value)
             if min(spec[key]) < 1:
@@ -89,6 +98,10 @@ def parse_fields(where, items):
             spec[key] = _one_int(where, key, value, 1)
     if spec.get("depth", 128) not in DEPTHS:
         raise UsageError(f"{where}: key 'depth': {spec['depth']} is not one of 64, 128, 256")
+    kv_dtype = spec.get("kv_dtype", spec.get("dtype", "bf16"))
+    if "kv_scale" in spec and kv_dtype not in FP8_MAX:
+        raise UsageError(f"{where}: key 'kv_scale': a {kv_dtype} cache has no scales (kv_scale "
+                         "goes with kv_dtype e4m3 or e5m2)")
     return spec
 
 
@@ -181,9 +194,13 @@ def problem_name(p):
             f"{p['dtype']}")
     if p["out_dtype"] != p["dtype"]:
         name += "_o" + p["out_dtype"]
+    if p["kv_dtype"] != p["dtype"]:
+        name += "_kv" + p["kv_dtype"] + ("h" if is_fp8(p) and p["kv_scale"] == "head" else "")
     name += "_" + p["kv"] + (str(p["page_size"]) if p["kv"] == "paged" else "")
     name += "_" + p["mask"] + (str(p["window"]) if p["mask"] == "window" else "")
     name += str(p["chunk"]) if p["mask"] == "chunked" else ""
+    if p["soft_cap"] > 0:
+        name += "_cap" + _g(p["soft_cap"])
     if p["has_sink"]:
         name += "_sink" + _g(p["sink_mean"])
     if p["lengths_name"]:
@@ -208,10 +225,13 @@ def expand(spec):
             "kv": kv, "page_size": spec.get("page_size") or (16 if kv == "paged" else 0),
             "mask": mask, "window": spec.get("window") or (128 if mask == "window" else 0),
             "chunk": spec.get("chunk") or (256 if mask == "chunked" else 0),
+            "soft_cap": spec.get("soft_cap", 0.0),
             "has_sink": spec.get("sink", False), "sink_mean": spec.get("sink_mean", 0.0),
             "q_std": spec.get("q_std", 1.0), "scale_given": spec.get("scale", 0.0),
             "lengths_name": ""}
     base["out_dtype"] = spec.get("out_dtype", base["dtype"])
+    base["kv_dtype"] = spec.get("kv_dtype", base["dtype"])
+    base["kv_scale"] = spec.get("kv_scale", "tensor")
     if kv != "paged":
         base["page_size"] = 0
     if mask != "window":
@@ -273,6 +293,33 @@ def is_ragged(p):
     return len(set(p["lengths"])) > 1
 
 
+def is_fp8(p):
+    return p["kv_dtype"] in FP8_MAX
+
+
+def kv_elem_bytes(p):
+    return 1.0 if is_fp8(p) else 2.0
+
+
+def kv_sigmas(p):
+    """Standard deviation of the logical K and V values of each KV head: 1 for a 16-bit cache;
+    0.5, 1, 2, 4, 0.5, ... for an fp8 one, so that one scale per tensor wastes range on some heads
+    (as the C++ problem data draws them)."""
+    if not is_fp8(p):
+        return [1.0] * p["kv_heads"]
+    return [2.0 ** (h % 4 - 1) for h in range(p["kv_heads"])]
+
+
+def kv_scales(p):
+    """Dequantisation scale of each KV head of an fp8 cache (K and V alike): 8 sigma maps to the
+    format's largest value, sigma the head's own ("head") or the largest over heads ("tensor")."""
+    sigmas = kv_sigmas(p)
+    top = FP8_MAX[p["kv_dtype"]]
+    if p["kv_scale"] == "head":
+        return [8.0 * s / top for s in sigmas]
+    return [8.0 * max(sigmas) / top] * len(sigmas)
+
+
 def visible_keys(p, n):
     """Keys a query at position n - 1 sees (masks.cuh: window keeps the last `window`, chunked
     the query's chunk; causal is null for decode, since the query is the newest token)."""
@@ -286,7 +333,8 @@ def visible_keys(p, n):
 def step_bytes(p):
     """As problem.cpp step_bytes with partitions 1: visible K and V, q in, output out."""
     elem, out_elem = 2.0, 4.0 if p["out_dtype"] == "fp32" else 2.0
-    kv = sum(visible_keys(p, n) for n in p["lengths"]) * p["kv_heads"] * p["depth"] * elem * 2
+    kv = (sum(visible_keys(p, n) for n in p["lengths"]) * p["kv_heads"] * p["depth"]
+          * kv_elem_bytes(p) * 2)
     return kv + p["batch"] * p["heads"] * p["depth"] * (elem + out_elem)
 
 
@@ -309,11 +357,12 @@ def page_table(lengths, page_size, seed, shuffle=True):
 def cache_bytes(p, page_size):
     """K and V bytes of one copy of a cache paged at page_size (page_size = longest: dense)."""
     pages = sum((n + page_size - 1) // page_size for n in p["lengths"])
-    return 2.0 * pages * page_size * p["kv_heads"] * p["depth"] * 2
+    return 2.0 * pages * page_size * p["kv_heads"] * p["depth"] * kv_elem_bytes(p)
 
 
 def group_key(p):
     """Problems that share a peer's compiled kernels (FlashInfer's JIT modules are built per head
-    counts, depth, dtype, mask and sink; lengths, batch and paging are runtime values) and so one
-    worker process."""
-    return (p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["mask"], p["has_sink"])
+    counts, depth, q and cache dtypes, mask, soft-capping on or off and sink; lengths, batch,
+    paging, scales and the cap's value are runtime values) and so one worker process."""
+    return (p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv_dtype"], p["mask"],
+            p["soft_cap"] > 0, p["has_sink"])
