@@ -15,18 +15,24 @@
 namespace mha {
 namespace {
 
+// A problem of the kernel's family: specs give an fp8 cache and a soft cap only by saying so.
 Problem make_problem(const KernelTraits& t, const std::string& spec) {
   std::string why;
-  auto problems = instantiate(parse_problem_spec(spec), t, &why);
+  std::string full = spec + ",kv_dtype=" + cache_dtype(t);
+  if (t.soft_cap) full += ",soft_cap=20";
+  auto problems = instantiate(parse_problem_spec(full), t, &why);
   EXPECT_FALSE(problems.empty()) << why;
   problems.front().seed = 7;
   return problems.front();
 }
 
 KernelTraits family(const std::string& dtype, int depth, int group, const std::string& kv,
-                    const std::string& mask, bool sink) {
+                    const std::string& mask, bool sink, const std::string& kv_dtype = "",
+                    bool soft_cap = false) {
   KernelTraits t;
   t.dtype = dtype;
+  t.kv_dtype = kv_dtype;
+  t.soft_cap = soft_cap;
   t.out_dtype = "fp32";
   t.depth = depth;
   t.group = group;
@@ -53,10 +59,17 @@ TEST(GpuReference, MatchesCpuReference) {
       {family("fp16", 64, 7, "paged", "window", true), "lengths=300:1:129,kv_heads=2,window=50,page_size=7"},
       {family("bf16", 256, 1, "contig", "chunked", true), "batch=2,kv_heads=3,keys=513,chunk=100,sink_mean=4"},
       {family("bf16", 128, 8, "paged", "causal", false), "batch=1,kv_heads=2,keys=2049,page_size=1,q_std=6"},
+      // fp8 caches dequantised with each KV head's scale, and capped scores.
+      {family("bf16", 128, 4, "paged", "null", false, "e4m3"),
+       "lengths=300:1:129,kv_heads=4,page_size=16,kv_dtype=e4m3,kv_scale=head"},
+      {family("fp16", 64, 2, "contig", "null", true, "e5m2", true),
+       "batch=2,kv_heads=2,keys=700,kv_dtype=e5m2,soft_cap=3,q_std=4"},
   };
   for (const auto& [traits, spec] : cases) {
     std::string why;
-    for (Problem p : instantiate(parse_problem_spec(spec), traits, &why)) {
+    const std::vector<Problem> problems = instantiate(parse_problem_spec(spec), traits, &why);
+    EXPECT_FALSE(problems.empty()) << spec << ": " << why;  // nothing compared is no pass
+    for (Problem p : problems) {
       p.seed = 11;
       ProblemData data(p, 1);
       const auto cpu = cpu_reference(p, data.download());

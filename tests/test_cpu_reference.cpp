@@ -68,6 +68,15 @@ TEST(CpuReference, UnequalScoresFollowSoftmax) {
   expect_mix(t.run(), 0, 0, {0.25, 0.75});
 }
 
+TEST(CpuReference, SoftCapBoundsTheScoresBeforeTheSoftmax) {
+  // Scores 0 and 20 under a cap of 2: 2 tanh(0) = 0 and 2 tanh(10) ~ 2, so the second key
+  // weighs e^2 tanh(10) against 1 instead of e^20.
+  Case t({0.f, 20.f});
+  t.p.shape.soft_cap = 2;
+  const double w = std::exp(2 * std::tanh(10.0));
+  expect_mix(t.run(), 0, 0, {1 / (1 + w), w / (1 + w)});
+}
+
 TEST(CpuReference, SinkEqualToTheOnlyScoreHalvesTheValue) {
   Case t({1.5f});
   t.p.shape.has_sink = true;

@@ -104,6 +104,36 @@ TEST(Problem, StepBytesCountOnlyVisibleKeys) {
   EXPECT_GT(step_bytes(null, 4), step_bytes(null, 1));  // partials written and read back
 }
 
+TEST(Problem, Fp8CachesAndSoftCapsAreNamedCountedAndMatchedOnlyWhenSaid) {
+  std::string why;
+  KernelTraits fp8 = traits();
+  fp8.kv_dtype = "e4m3";
+  fp8.soft_cap = true;
+  // A spec gets an fp8 cache and a cap only by saying so.
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=512"), fp8, &why).empty());
+  EXPECT_NE(why.find("kv_dtype e4m3 != bf16"), std::string::npos) << why;
+  const auto p = instantiate(parse_problem_spec("keys=131072,kv_heads=8,kv_dtype=e4m3,soft_cap=50"), fp8, &why);
+  ASSERT_EQ(p.size(), 1u) << why;
+  EXPECT_EQ(p[0].shape.name, "b1_h32_kv8_d128_n131072_bf16_kve4m3_contig_null_cap50");
+  EXPECT_EQ(p[0].shape.kv_scale, "tensor");
+  const auto head = instantiate(parse_problem_spec("keys=8,kv_dtype=e4m3,kv_scale=head,soft_cap=2.5"), fp8, &why);
+  ASSERT_EQ(head.size(), 1u) << why;
+  EXPECT_EQ(head[0].shape.name, "b1_h32_kv8_d128_n8_bf16_kve4m3h_contig_null_cap2.5");
+  // One byte per cached element: half the K/V bytes of a bf16 cache; q and output unchanged.
+  EXPECT_DOUBLE_EQ(step_bytes(p[0], 1), 131072 * 8.0 * 128 * 2 + 32.0 * 128 * 4);
+  EXPECT_DOUBLE_EQ(visible_kv_bytes(p[0]), 131072 * 8.0 * 128 * 2);
+  // A bf16 kernel computes neither; kv_scale needs an fp8 cache.
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=8,kv_dtype=e4m3"), traits(), &why).empty());
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=8,soft_cap=30"), traits(), &why).empty());
+  EXPECT_NE(why.find("no soft cap"), std::string::npos) << why;
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=8,kv_scale=head"), traits(), &why).empty());
+  EXPECT_NE(why.find("kv_scale head needs an fp8 cache"), std::string::npos) << why;
+  EXPECT_THROW(parse_problem_spec("kv_dtype=int8"), UsageError);
+  EXPECT_THROW(parse_problem_spec("kv_scale=row"), UsageError);
+  EXPECT_THROW(parse_problem_spec("soft_cap=-1"), UsageError);
+  EXPECT_THROW(parse_problem_spec("dtype=e4m3"), UsageError);  // q is never fp8
+}
+
 TEST(Problem, EdgeSuiteHasTheContractsEdgeCases) {
   const KernelTraits t = traits("window");
   const auto suite = builtin_suite("edge", t);
