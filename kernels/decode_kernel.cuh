@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // (docs/performance.md). Keys past the sequence are zero-filled: their V rows contribute 0 · 0,
   // never NaN. (Lambdas over the kernel's own registers: as a struct holding a reference to the
   // parameters, the paged instances compiled to different address arithmetic.)
-  using Elem = typename T::Elem;
+  using Elem = typename T::MmaElem;  // what the tensor cores read
   using KvElem = typename T::KvElem;
   using Kv = typename T::KvOperand;
   constexpr int kCpr = T::kKvChunksPerRow;
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     const Elem* k_s = reinterpret_cast<const Elem*>(k_stage(it % kStages));
     const Elem* v_s = reinterpret_cast<const Elem*>(v_stage(it % kStages));
     if constexpr (T::kKvFp8) {
-      // The previous tile's readers passed the barrier above, so the Elem tiles are free.
+      // The previous tile's readers passed the barrier above, so the fp16 tiles are free.
       convert_tile<T>(k_stage(it % kStages), v_stage(it % kStages), k_converted, v_converted, tid);
       __syncthreads();
       k_s = k_converted;

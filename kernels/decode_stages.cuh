@@ -3,7 +3,7 @@
 //   block_work         which key tiles of which sequence this block reads, and where it writes
 //   load_q_fragments   this warp's query rows into MMA fragments, once
 //   score_tile         S = Q·Kᵀ for one tile
-//   convert_tile       fp8 caches: the landed K/V tile into Elem tiles the MMAs read
+//   convert_tile       fp8 caches: the landed K/V tile into fp16 tiles the MMAs read
 //   mask_and_tile_max  soft-cap, scale into log2 units, hide invisible keys, the tile's row maxima
 //   fold_tile_*        the online-softmax update and P·V, per warp (warp split-K) or shared
 //   write_merge_area   each warp's (max, sum, output) into the drained pipeline buffers
@@ -83,19 +83,30 @@ __device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) 
 }
 
 // The warp's Q rows through shared memory (rows past the group are zeros) into fragments kept
-// in registers for the whole key loop.
+// in registers for the whole key loop. With an fp8 cache a bf16 q becomes fp16 here, rounded to
+// nearest and saturated at fp16's range (±65504; |q| below 2^-14 keeps fewer bits).
 template <class T>
 __device__ __forceinline__ void load_q_fragments(
     const DecodeParams& p, unsigned char* smem, int b, int head0, int rows, int tid, int warp_m,
     int lane, uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
-  using Elem = typename T::Elem;
+  using Elem = typename T::MmaElem;
+  using Q = typename T::Elem;
   constexpr int kCpr = T::kChunksPerRow, kDepth = T::kDepth;
   Elem* q_s = reinterpret_cast<Elem*>(smem + DecodeSmemLayout<T>::kQ);
-  const Elem* q_g = static_cast<const Elem*>(p.q) + (static_cast<long long>(b) * p.heads + head0) * kDepth;
+  const Q* q_g = static_cast<const Q*>(p.q) + (static_cast<long long>(b) * p.heads + head0) * kDepth;
   for (int i = tid; i < T::kBM * kCpr; i += T::kThreads) {
     const int r = i / kCpr, c = i % kCpr;
     uint4 v = make_uint4(0, 0, 0, 0);
     if (r < rows) v = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
+    if constexpr (!std::is_same_v<Q, Elem>) {
+      uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float2 f = ptx::unpack2<Q>(words[j]);
+        words[j] = ptx::pack2<Elem>(fminf(fmaxf(f.x, -65504.f), 65504.f), fminf(fmaxf(f.y, -65504.f), 65504.f));
+      }
+      v = make_uint4(words[0], words[1], words[2], words[3]);
+    }
     *reinterpret_cast<uint4*>(q_s + swizzled<kCpr>(r, c)) = v;
   }
   __syncthreads();
@@ -110,7 +121,7 @@ __device__ __forceinline__ void load_q_fragments(
 // S = Q·Kᵀ over this warp's WM × WN block of one tile, K fragments fetched one BK slab at a time.
 template <class T>
 __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4],
-                                           const typename T::Elem* k_s, int warp_key0, int lane,
+                                           const typename T::MmaElem* k_s, int warp_key0, int lane,
                                            float (&s)[T::kWM / 16][T::kWN / 8][4]) {
   constexpr int kMTiles = T::kWM / 16, kNTiles = T::kWN / 8, kBK = T::kBK, kWN = T::kWN;
   constexpr int kCpr = T::kChunksPerRow;
@@ -137,8 +148,8 @@ __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16]
 #pragma unroll
         for (int ks = 0; ks < kBK / 16; ++ks) {
           const uint32_t(&a)[4] = q_frag[mt][kb * (kBK / 16) + ks];
-          ptx::Mma<typename T::Elem>::run(s[mt][2 * np], a, k_frag[np][ks][0], k_frag[np][ks][1]);
-          ptx::Mma<typename T::Elem>::run(s[mt][2 * np + 1], a, k_frag[np][ks][2], k_frag[np][ks][3]);
+          ptx::Mma<typename T::MmaElem>::run(s[mt][2 * np], a, k_frag[np][ks][0], k_frag[np][ks][1]);
+          ptx::Mma<typename T::MmaElem>::run(s[mt][2 * np + 1], a, k_frag[np][ks][2], k_frag[np][ks][3]);
         }
   }
 }
@@ -185,17 +196,18 @@ __device__ __forceinline__ ScoreScaling score_scaling(const DecodeParams& p, int
 }
 
 // fp8 caches: the K and V tile that landed in a pipeline stage (rows of kKvChunksPerRow 16-byte
-// chunks, unswizzled) into Elem tiles in the swizzled layout score_tile and the P·V product read
-// with ldmatrix. Each 16-byte chunk of 16 fp8 values becomes two 16-byte Elem chunks. The scales
+// chunks, unswizzled) into fp16 tiles in the swizzled layout score_tile and the P·V product read
+// with ldmatrix. Each 16-byte chunk of 16 fp8 values becomes two 16-byte fp16 chunks. The scales
 // are applied outside the loop (K's to the score scale, V's to the output).
 template <class T>
 __device__ __forceinline__ void convert_tile(const unsigned char* k_in, const unsigned char* v_in,
-                                             typename T::Elem* k_out, typename T::Elem* v_out,
+                                             typename T::MmaElem* k_out, typename T::MmaElem* v_out,
                                              int tid) {
   using Fp8 = typename T::KvElem;
   constexpr int kIn = T::kKvChunksPerRow, kOut = T::kChunksPerRow;
 #pragma unroll
-  for (int i = tid; i < T::kBN * kIn; i += T::kThreads) {
+  for (int j = 0; j < T::kBN * kIn / T::kThreads; ++j) {  // the traits assert it divides
+    const int i = tid + j * T::kThreads;
     const int r = i / kIn, c = i % kIn;
 #pragma unroll
     for (int which = 0; which < 2; ++which) {
@@ -204,10 +216,10 @@ __device__ __forceinline__ void convert_tile(const unsigned char* k_in, const un
       uint32_t out[8];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        out[2 * j] = ptx::fp8x2_to<typename T::Elem, Fp8>(static_cast<uint16_t>(words[j] & 0xffff));
-        out[2 * j + 1] = ptx::fp8x2_to<typename T::Elem, Fp8>(static_cast<uint16_t>(words[j] >> 16));
+        out[2 * j] = ptx::fp8x2_to_half2<Fp8>(static_cast<uint16_t>(words[j] & 0xffff));
+        out[2 * j + 1] = ptx::fp8x2_to_half2<Fp8>(static_cast<uint16_t>(words[j] >> 16));
       }
-      typename T::Elem* dst = which ? v_out : k_out;
+      typename T::MmaElem* dst = which ? v_out : k_out;
       *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c)) = make_uint4(out[0], out[1], out[2], out[3]);
       *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c + 1)) = make_uint4(out[4], out[5], out[6], out[7]);
     }
@@ -238,9 +250,9 @@ __device__ __forceinline__ void scale_output(RowState<T>& st, float v_scale) {
 template <class T>
 __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T::kWN / 8][4],
                                                        const float (&tile_max)[T::kWM / 16][2],
-                                                       const typename T::Elem* v_s, int warp_key0,
+                                                       const typename T::MmaElem* v_s, int warp_key0,
                                                        int lane, RowState<T>& st) {
-  using Elem = typename T::Elem;
+  using Elem = typename T::MmaElem;
   constexpr int kMTiles = T::kWM / 16, kNTiles = T::kWN / 8, kOTiles = T::kPvCols / 8;
   constexpr int kCpr = T::kChunksPerRow;
 #pragma unroll
@@ -297,10 +309,10 @@ template <class T>
 __device__ __forceinline__ void fold_tile_shared(unsigned char* smem,
                                                  const float (&s)[T::kWM / 16][T::kWN / 8][4],
                                                  const float (&tile_max)[T::kWM / 16][2],
-                                                 const typename T::Elem* v_s, int warp_m,
+                                                 const typename T::MmaElem* v_s, int warp_m,
                                                  int warp_n, int warp_key0, int lane,
                                                  RowState<T>& st) {
-  using Elem = typename T::Elem;
+  using Elem = typename T::MmaElem;
   using Layout = DecodeSmemLayout<T>;
   constexpr int kBM = T::kBM, kWM = T::kWM, kMTiles = T::kWM / 16, kNTiles = T::kWN / 8;
   constexpr int kOTiles = T::kPvCols / 8, kCpr = T::kChunksPerRow;

@@ -7,6 +7,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <type_traits>
+
 namespace mha {
 
 template <typename T> struct DtypeName;
@@ -30,7 +32,10 @@ template <typename Elem_, typename Out_, int kDepth_, int kGroup_, class KvOpera
           bool kSoftCap_ = false>
 struct DecodeTraits {
   using Elem = Elem_;      // q, and K/V as the tensor cores read them
-  using KvElem = KvElem_;  // K/V as the cache stores them: Elem, or fp8 converted to Elem on chip
+  using KvElem = KvElem_;  // K/V as the cache stores them: Elem, or fp8 converted on chip
+  // What the tensor cores multiply: q's dtype; with an fp8 cache, fp16 (a pair of e4m3 or e5m2
+  // values becomes an exact fp16 pair in one instruction; q is converted once per block).
+  using MmaElem = std::conditional_t<sizeof(KvElem_) == 1, __half, Elem_>;
   using Out = Out_;
   using KvOperand = KvOperand_;
   using Mask = Mask_;

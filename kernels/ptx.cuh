@@ -131,17 +131,21 @@ template <typename Fp8> struct Fp8Kind;
 template <> struct Fp8Kind<__nv_fp8_e4m3> { static constexpr __nv_fp8_interpretation_t value = __NV_E4M3; };
 template <> struct Fp8Kind<__nv_fp8_e5m2> { static constexpr __nv_fp8_interpretation_t value = __NV_E5M2; };
 
-// Two fp8 values (low byte first) as two Elem values in one register. Every e4m3 and e5m2 value
-// is exact in fp16 (one cvt instruction) and in bf16 (through fp32).
-template <typename Elem, typename Fp8>
-__device__ __forceinline__ uint32_t fp8x2_to(uint16_t pair) {
+// Two fp8 values (low byte first) as an fp16 pair in one register: exact for every e4m3 and
+// e5m2 value, one cvt instruction on sm_89 and later.
+template <typename Fp8>
+__device__ __forceinline__ uint32_t fp8x2_to_half2(uint16_t pair) {
   const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, Fp8Kind<Fp8>::value);
-  if constexpr (std::is_same_v<Elem, __half>) {
-    return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-  } else {
-    const float2 f = __half22float2(__half2(h));
-    return pack2<Elem>(f.x, f.y);
-  }
+  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+}
+
+// A register of two 16-bit values as floats (low half first).
+template <typename Elem> __device__ __forceinline__ float2 unpack2(uint32_t bits);
+template <> __device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t bits) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
+}
+template <> __device__ __forceinline__ float2 unpack2<__half>(uint32_t bits) {
+  return __half22float2(*reinterpret_cast<const __half2*>(&bits));
 }
 
 }  // namespace mha::ptx
