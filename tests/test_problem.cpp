@@ -8,6 +8,7 @@
 
 #include "errors.h"
 #include "problem.h"
+#include "problem_data.h"
 
 #include "test_support.h"
 
@@ -132,6 +133,24 @@ TEST(Problem, Fp8CachesAndSoftCapsAreNamedCountedAndMatchedOnlyWhenSaid) {
   EXPECT_THROW(parse_problem_spec("kv_scale=row"), UsageError);
   EXPECT_THROW(parse_problem_spec("soft_cap=-1"), UsageError);
   EXPECT_THROW(parse_problem_spec("dtype=e4m3"), UsageError);  // q is never fp8
+}
+
+// docs/design.md's synthetic fp8 data: sigma_h = 2^((h mod 4) - 1), and 8 sigma onto the format's
+// largest value, per tensor (the widest head's sigma) or per KV head.
+TEST(Problem, Fp8QuantisationScalesFollowTheContract) {
+  ProblemShape s;
+  s.kv_heads = 5;
+  EXPECT_TRUE(kv_quantisation(s).scale.empty());  // a 16-bit cache: no scales
+  s.kv_dtype = "e4m3";
+  s.kv_scale = "tensor";
+  const KvQuantisation tensor = kv_quantisation(s);
+  ASSERT_EQ(tensor.sigma, (std::vector<float>{0.5f, 1.f, 2.f, 4.f, 0.5f}));
+  for (float scale : tensor.scale) EXPECT_FLOAT_EQ(scale, 8 * 4.f / 448);
+  s.kv_scale = "head";
+  const KvQuantisation head = kv_quantisation(s);
+  for (int h = 0; h < 5; ++h) EXPECT_FLOAT_EQ(head.scale[h], 8 * head.sigma[h] / 448) << h;
+  s.kv_dtype = "e5m2";
+  EXPECT_FLOAT_EQ(kv_quantisation(s).scale[3], 8 * 4.f / 57344);
 }
 
 TEST(Problem, EdgeSuiteHasTheContractsEdgeCases) {
