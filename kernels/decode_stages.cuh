@@ -168,7 +168,7 @@ __device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN
 #pragma unroll
     for (int nt = 0; nt < T::kWN / 8; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
+      for (int e = 0; e < (T::kUpperRowsPadding ? 2 : 4); ++e) {
         const int key = first_key + nt * 8 + (lane % 4) * 2 + (e & 1);
         const bool visible = key >= key_lo && key < n;
         const float x = T::kSoftCap ? mul_out * tanhf(s[mt][nt][e] * mul_in) : s[mt][nt][e] * mul_in;
@@ -176,7 +176,7 @@ __device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN
         tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][nt][e]);
       }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < (T::kUpperRowsPadding ? 1 : 2); ++h) {
       tile_max[mt][h] = fmaxf(tile_max[mt][h], __shfl_xor_sync(0xffffffffu, tile_max[mt][h], 1));
       tile_max[mt][h] = fmaxf(tile_max[mt][h], __shfl_xor_sync(0xffffffffu, tile_max[mt][h], 2));
     }
@@ -258,7 +258,7 @@ __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < (T::kUpperRowsPadding ? 1 : 2); ++h) {
       const float m_new = fmaxf(st.row_max[mt][h], tile_max[mt][h]);
       const float alpha = rescale(st.row_max[mt][h], m_new);
       const float base = exp_base(m_new);
@@ -283,10 +283,11 @@ __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T
     uint32_t p_frag[kMTiles][4];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
+      // Padding rows weigh nothing: their P is 0, so their output stays (0, max -inf, sum 0).
       p_frag[mt][0] = ptx::pack2<Elem>(s[mt][2 * ks][0], s[mt][2 * ks][1]);
-      p_frag[mt][1] = ptx::pack2<Elem>(s[mt][2 * ks][2], s[mt][2 * ks][3]);
+      p_frag[mt][1] = T::kUpperRowsPadding ? 0u : ptx::pack2<Elem>(s[mt][2 * ks][2], s[mt][2 * ks][3]);
       p_frag[mt][2] = ptx::pack2<Elem>(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
-      p_frag[mt][3] = ptx::pack2<Elem>(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
+      p_frag[mt][3] = T::kUpperRowsPadding ? 0u : ptx::pack2<Elem>(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
     }
 #pragma unroll
     for (int dp = 0; dp < T::kDepth / 16; ++dp) {

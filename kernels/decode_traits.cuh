@@ -61,6 +61,9 @@ struct DecodeTraits {
   // Without warp split-K the P·V product splits the depth across the warps of a row band.
   static constexpr int kPvCols = kWarpSplitK ? kDepth : kDepth / kWarpsN;
   static constexpr int kBlocksPerKvHead = (kGroup + kBM - 1) / kBM;
+  // One 16-row block holding a group of at most 8: rows 8..15 of the MMA tile (each thread's
+  // second row, lane / 4 + 8) are padding in every block, so their softmax is never computed.
+  static constexpr bool kUpperRowsPadding = kBM == 16 && kGroup <= 8;
 
   static constexpr int kElemBytes = 2;
   static constexpr int kChunksPerRow = kDepth * kElemBytes / 16;  // 16-byte chunks of an Elem row
