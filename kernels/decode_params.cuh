@@ -24,7 +24,8 @@ struct SeqSplit {
 // Layouts (row-major, innermost last):
 //   q, out:        [batch][heads][depth]
 //   contiguous KV: [batch][max_keys][kv_heads][depth], sequence b holds seq_lens[b] keys
-//   paged KV:      [num_pages][page_size][kv_heads][depth], key j of sequence b lives in page
+//   paged KV:      [num_pages][page_size][kv_heads][depth] (paged_hnd: [num_pages][kv_heads]
+//                  [page_size][depth]), key j of sequence b lives in page
 //                  page_table[b * max_pages_per_seq + j / page_size] at slot j % page_size
 //   partials:      partial_out [partial row][depth] (normalised by its own sum), partial_max /
 //                  partial_sum [partial row]; the max is in log2 units (score * log2 e) on both

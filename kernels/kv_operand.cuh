@@ -1,5 +1,7 @@
 // KV-cache operands: where key j of sequence b, KV head h lives. Contiguous caches are
-// [batch][max_keys][kv_heads][depth]; paged caches go through a per-sequence page table.
+// [batch][max_keys][kv_heads][depth]; paged caches go through a per-sequence page table, with
+// each page [page_size][kv_heads][depth] (NHD, vLLM's order) or [kv_heads][page_size][depth]
+// (HND, FlashInfer's and TensorRT-LLM's: one KV head's rows of a page are contiguous).
 #pragma once
 
 #include <cuda_runtime.h>  // __host__ __device__ for host compilers
@@ -39,6 +41,27 @@ struct PagedKv {
     const int in_page = key - static_cast<int>(fast_div(key, p.page_divisor)) * p.page_size;
     const long long slot = static_cast<long long>(page) * p.page_size + in_page;
     return (slot * p.kv_heads + kv_head) * depth;
+  }
+  __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
+                                                         int kv_head, int depth) {
+    return row_offset_from(p, b, key, kv_head, depth, lookup(p, b, key));
+  }
+};
+
+// Pages in HND order: a KV head's page_size rows are one contiguous block (4 KiB at page 16,
+// d128, 16-bit) instead of page_size rows 2 KiB apart (8 KV heads): the same bytes, fewer and
+// larger contiguous pieces per block.
+struct PagedHndKv {
+  static constexpr const char* kName = "paged_hnd";
+  static constexpr bool kHasLookup = true;
+  __host__ __device__ static inline int lookup(const DecodeParams& p, int b, int key) {
+    return PagedKv::lookup(p, b, key);
+  }
+  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
+                                                              int kv_head, int depth, int page) {
+    const int in_page = key - static_cast<int>(fast_div(key, p.page_divisor)) * p.page_size;
+    const long long block = static_cast<long long>(page) * p.kv_heads + kv_head;
+    return (block * p.page_size + in_page) * depth;
   }
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
                                                          int kv_head, int depth) {

@@ -28,7 +28,7 @@ Config schema (schema_version 1; unknown keys are errors; see configs/README.md)
        "out_dtype": "bf16",                  bf16 | fp16 | fp32
        "depth": 128,                         64 | 128 | 256
        "group": 4,                           int >= 1 (query heads per KV head)
-       "kv": "contig",                       contig | paged
+       "kv": "contig",                       contig | paged (NHD pages) | paged_hnd (HND)
        "mask": "null",                       null | causal | window | chunked
        "sink": false,                        bool
        "tiles": TILES}                       optional, replaces the top-level tiles
@@ -70,14 +70,14 @@ FP8_DTYPES = ("e4m3", "e5m2")
 KV_DTYPES = DTYPES + FP8_DTYPES
 OUT_DTYPES = ("bf16", "fp16", "fp32")
 DEPTHS = (64, 128, 256)
-KVS = ("contig", "paged")
+KVS = ("contig", "paged", "paged_hnd")
 MASKS = ("null", "causal", "window", "chunked")
 TILE_AXES = ("bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
 MAX_BLOCK_POINTS = 100000  # per block and per config; default.json has a few hundred
 
 CPP_TYPE = {"bf16": "__nv_bfloat16", "fp16": "__half", "fp32": "float", "e4m3": "__nv_fp8_e4m3",
             "e5m2": "__nv_fp8_e5m2"}
-CPP_KV = {"contig": "ContiguousKv", "paged": "PagedKv"}
+CPP_KV = {"contig": "ContiguousKv", "paged": "PagedKv", "paged_hnd": "PagedHndKv"}
 CPP_MASK = {
     "null": "NullMask",
     "causal": "CausalMask",

@@ -107,7 +107,7 @@ def shape_key(p):
     """One line per key: every field but the length. The page size is part of it: paged problems
     with different page sizes are different lines, not one line zig-zagging between them."""
     return (p["batch"], p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv"], p["mask"],
-            p.get("has_sink", False), p.get("page_size", 0) if p["kv"] == "paged" else 0)
+            p.get("has_sink", False), p.get("page_size", 0) if p["kv"] != "contig" else 0)
 
 
 def shape_label(key, varying):

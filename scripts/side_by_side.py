@@ -36,7 +36,7 @@ def category(problem):
     if problem["has_sink"] or problem["mask"] != "null":
         return "sink/window"
     kind = "ragged" if is_ragged(problem) else "uniform"
-    return f"{kind}, {'paged' + str(problem['page_size']) if problem['kv'] == 'paged' else 'contig'}"
+    return f"{kind}, {problem['kv'] + str(problem['page_size']) if problem['kv'] != 'contig' else 'contig'}"
 
 
 def geomean(v):

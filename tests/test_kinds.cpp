@@ -21,7 +21,7 @@ TEST(Kinds, UnknownNamesAreRefusedWithTheKnownOnes) {
     kv_from_name("paged16");
     FAIL() << "no throw";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "kv 'paged16' is not one of contig, paged");
+    EXPECT_STREQ(e.what(), "kv 'paged16' is not one of contig, paged, paged_hnd");
   }
   EXPECT_THROW(dtype_from_name("fp8"), std::invalid_argument);
   EXPECT_THROW(mask_from_name(""), std::invalid_argument);
@@ -32,6 +32,7 @@ TEST(Kinds, ElementBytesAndPaging) {
   EXPECT_EQ(element_bytes("fp16"), 2);
   EXPECT_EQ(element_bytes("fp32"), 4);
   EXPECT_TRUE(is_paged("paged"));
+  EXPECT_TRUE(is_paged("paged_hnd"));
   EXPECT_FALSE(is_paged("contig"));
 }
 

@@ -16,7 +16,15 @@ namespace {
 constexpr int kDepth = 64;
 const std::vector<int> kLens = {1, 37, 100, 16, 45};  // none a multiple of 7; some not of 16
 
+// Both page orders: NHD ([page_size][kv_heads][depth] a page) and HND ([kv_heads][page_size][depth]).
+long long expected_offset(bool hnd, int page, int page_size, int key, int kv_heads, int h) {
+  const long long slot = key % page_size;
+  if (hnd) return ((static_cast<long long>(page) * kv_heads + h) * page_size + slot) * kDepth;
+  return ((static_cast<long long>(page) * page_size + slot) * kv_heads + h) * kDepth;
+}
+
 TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
+  for (bool hnd : {false, true})
   for (int page_size : {1, 7, 16}) {
     const int batch = static_cast<int>(kLens.size()), kv_heads = 3;
     const int max_len = *std::max_element(kLens.begin(), kLens.end());
@@ -44,12 +52,11 @@ TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
     for (int b = 0; b < batch; ++b)
       for (int key = 0; key < kLens[b]; ++key)
         for (int h = 0; h < kv_heads; ++h) {
-          const long long off = PagedKv::row_offset(p, b, key, h, kDepth);
+          const long long off = hnd ? PagedHndKv::row_offset(p, b, key, h, kDepth)
+                                    : PagedKv::row_offset(p, b, key, h, kDepth);
           const int page = table[size_t(b) * max_pages + key / page_size];
-          const long long expect =
-              ((static_cast<long long>(page) * page_size + key % page_size) * kv_heads + h) *
-              kDepth;
-          ASSERT_EQ(off, expect) << "page_size=" << page_size << " b=" << b << " key=" << key;
+          const long long expect = expected_offset(hnd, page, page_size, key, kv_heads, h);
+          ASSERT_EQ(off, expect) << "hnd=" << hnd << " page_size=" << page_size << " b=" << b << " key=" << key;
           ASSERT_GE(off, 0);
           ASSERT_LE(off + kDepth, total);
           ASSERT_EQ(off % kDepth, 0);

@@ -54,6 +54,11 @@ class ParseTest(unittest.TestCase):
         p = problems("kv=paged,page_size=128,mask=window,window=64,sink=1,sink_mean=3,keys=9")[0]
         self.assertEqual(p["name"], "b1_h32_kv8_d128_n9_bf16_paged128_window64_sink3")
         self.assertEqual(problems("kv=paged,keys=9")[0]["page_size"], 16)  # mha-tune's default
+        # HND pages: named as mha-tune names them; the peers read pages either way.
+        hnd = problems("kv=paged_hnd,page_size=128,keys=9")[0]
+        self.assertEqual(hnd["name"], "b1_h32_kv8_d128_n9_bf16_paged_hnd128_null")
+        self.assertEqual(backends.problem_layout(hnd).page_size, 128)
+        self.assertEqual(problems("kv=paged_hnd,keys=9")[0]["page_size"], 16)
         named = problems("name=mix,lengths=5:77:300")[0]
         self.assertEqual((named["name"], named["batch"], named["keys"], named["lengths_name"]),
                          ("mix", 3, 300, "ragged5-77-300"))

@@ -8,7 +8,7 @@ both stream whole 256-byte (d128) key rows, and the bytes a step must read are t
 """
 import itertools
 
-from .suite import is_fp8, is_ragged
+from .suite import is_fp8, is_paged, is_ragged
 
 FLASHINFER_VERSION_TRIED = "0.5.3"
 XQA_PAGE_SIZES = (16, 32, 64, 128)
@@ -30,7 +30,7 @@ class Layout:
 
 def problem_layout(p):
     """The layout the problem names: mha-tune's contiguous cache, or its shuffled pages."""
-    return Layout(p["page_size"], True) if p["kv"] == "paged" else Layout(0, False)
+    return Layout(p["page_size"], True) if is_paged(p) else Layout(0, False)
 
 
 class Peer:
@@ -62,7 +62,7 @@ class SdpaPeer(Peer):
         self.name = f"torch_sdpa_{backend}"
 
     def why_not(self, p):
-        if p["kv"] == "paged":
+        if is_paged(p):
             return "SDPA takes dense K/V only, no page table"
         if is_ragged(p):
             return "SDPA takes no per-sequence lengths (the FA2 backend refuses attention masks)"
@@ -127,7 +127,7 @@ class FlexPeer(Peer):
     name = "torch_flex"
 
     def why_not(self, p):
-        if p["kv"] == "paged":
+        if is_paged(p):
             return ("flex_attention reads dense K/V; paging exists only as the experimental, "
                     "non-public torch.nn.attention.experimental._paged_attention")
         if p["has_sink"]:
@@ -192,7 +192,7 @@ class FlashInferPagedPeer(Peer):
     package = "flashinfer"
 
     def layout(self, p):
-        return Layout(128, False) if p["kv"] != "paged" else problem_layout(p)
+        return Layout(128, False) if not is_paged(p) else problem_layout(p)
 
 
 class FlashInferWrapperPeer(FlashInferPagedPeer):
@@ -262,7 +262,7 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
     FP8_TOLERANCE = 0.15
 
     def why_not(self, p):
-        if p["kv"] == "paged" and p["page_size"] not in XQA_PAGE_SIZES:
+        if is_paged(p) and p["page_size"] not in XQA_PAGE_SIZES:
             return f"XQA pages hold 16, 32, 64 or 128 keys, not {p['page_size']}"
         if p["depth"] % 16:
             return f"XQA head_dim must be a multiple of 16, not {p['depth']}"

@@ -15,7 +15,7 @@ KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv
         "mix", "mix_seed")
 CHOICES = {"dtype": ("bf16", "fp16"), "out_dtype": ("bf16", "fp16", "fp32"),
            "kv_dtype": ("bf16", "fp16", "e4m3", "e5m2"), "kv_scale": ("tensor", "head"),
-           "kv": ("contig", "paged"), "mask": ("null", "causal", "window", "chunked"),
+           "kv": ("contig", "paged", "paged_hnd"), "mask": ("null", "causal", "window", "chunked"),
            "mix": ("uniform", "lognormal", "one_long", "many_long")}
 # Largest finite value of each fp8 cache format: its scales put 8 sigma there.
 FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
@@ -196,7 +196,7 @@ def problem_name(p):
         name += "_o" + p["out_dtype"]
     if p["kv_dtype"] != p["dtype"]:
         name += "_kv" + p["kv_dtype"] + ("h" if is_fp8(p) and p["kv_scale"] == "head" else "")
-    name += "_" + p["kv"] + (str(p["page_size"]) if p["kv"] == "paged" else "")
+    name += "_" + p["kv"] + (str(p["page_size"]) if is_paged(p) else "")
     name += "_" + p["mask"] + (str(p["window"]) if p["mask"] == "window" else "")
     name += str(p["chunk"]) if p["mask"] == "chunked" else ""
     if p["soft_cap"] > 0:
@@ -222,7 +222,7 @@ def expand(spec):
     kv, mask = spec.get("kv", "contig"), spec.get("mask", "null")
     base = {"batch": spec.get("batch", 1), "heads": heads, "kv_heads": kv_heads,
             "depth": spec.get("depth", 128), "dtype": spec.get("dtype", "bf16"),
-            "kv": kv, "page_size": spec.get("page_size") or (16 if kv == "paged" else 0),
+            "kv": kv, "page_size": spec.get("page_size") or (16 if kv != "contig" else 0),
             "mask": mask, "window": spec.get("window") or (128 if mask == "window" else 0),
             "chunk": spec.get("chunk") or (256 if mask == "chunked" else 0),
             "soft_cap": spec.get("soft_cap", 0.0),
@@ -232,7 +232,7 @@ def expand(spec):
     base["out_dtype"] = spec.get("out_dtype", base["dtype"])
     base["kv_dtype"] = spec.get("kv_dtype", base["dtype"])
     base["kv_scale"] = spec.get("kv_scale", "tensor")
-    if kv != "paged":
+    if kv == "contig":
         base["page_size"] = 0
     if mask != "window":
         base["window"] = 0
@@ -287,6 +287,11 @@ def expand_all(specs):
     if not problems:
         raise UsageError("no problem given")
     return problems
+
+
+def is_paged(p):
+    """Pages in either order (paged: NHD, paged_hnd: HND); the peers read HND for both."""
+    return p["kv"] != "contig"
 
 
 def is_ragged(p):

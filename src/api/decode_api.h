@@ -29,7 +29,7 @@ struct DecodeShape {
   std::string out_dtype = "bf16";
   std::string kv_dtype;            // "" or dtype: a 16-bit cache; "e4m3" | "e5m2": fp8 with scales
   bool soft_cap = false;           // the kernel soft-caps scores (DecodeParams::soft_cap)
-  std::string kv = "contig";       // "contig" | "paged"
+  std::string kv = "contig";       // "contig" | "paged" | "paged_hnd"
   std::string mask = "null";       // "null" | "causal" | "window" | "chunked"
   bool has_sink = false;
   int depth = 128, heads = 32, kv_heads = 8, batch = 1;

@@ -11,7 +11,7 @@
 namespace mha {
 
 enum class Dtype { kBf16, kFp16, kFp32, kE4m3, kE5m2 };
-enum class KvKind { kContig, kPaged };
+enum class KvKind { kContig, kPaged, kPagedHnd };
 
 // Throw std::invalid_argument naming the value and the known names.
 Dtype dtype_from_name(const std::string& name);
@@ -39,6 +39,6 @@ inline bool is_fp8(const std::string& dtype) { return is_fp8(dtype_from_name(dty
 // Largest finite value of an fp8 format (what a quantisation scale maps the data's range onto).
 float fp8_max(Dtype d);
 
-inline bool is_paged(const std::string& kv) { return kv_from_name(kv) == KvKind::kPaged; }
+inline bool is_paged(const std::string& kv) { return kv_from_name(kv) != KvKind::kContig; }
 
 }  // namespace mha

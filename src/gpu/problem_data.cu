@@ -56,19 +56,22 @@ __global__ void poison_tail_kernel(T* cache, const int* lengths, int max_len, in
     if (static_cast<int>(i / row_elems) >= lengths[b]) cache[b * per_seq + i] = ptx::from_float<T>(NAN);
 }
 
-// Copies each visible key row from the logical cache into its page.
+// Copies each visible key row from the logical cache into its page, in NHD order
+// ([page_size][kv_heads][depth] a page) or HND ([kv_heads][page_size][depth]).
 template <typename T>
 __global__ void scatter_pages_kernel(const T* logical, T* paged, const int* page_table,
                                      const int* lengths, int max_len, int max_pages, int page_size,
-                                     int row_elems) {
+                                     int kv_heads, int depth, bool hnd) {
   const int b = blockIdx.y;
+  const int row_elems = kv_heads * depth;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < size_t(lengths[b]) * row_elems;
        i += size_t(gridDim.x) * blockDim.x) {
     const int key = static_cast<int>(i / row_elems);
-    const size_t within = i % row_elems;
-    const int page = page_table[b * max_pages + key / page_size];
-    paged[(size_t(page) * page_size + key % page_size) * row_elems + within] =
-        logical[(size_t(b) * max_len + key) * row_elems + within];
+    const int head = static_cast<int>(i % row_elems) / depth, d = static_cast<int>(i % depth);
+    const size_t page = page_table[b * max_pages + key / page_size], slot = key % page_size;
+    const size_t at = hnd ? ((page * kv_heads + head) * page_size + slot) * depth + d
+                          : ((page * page_size + slot) * kv_heads + head) * depth + d;
+    paged[at] = logical[(size_t(b) * max_len + key) * row_elems + i % row_elems];
   }
 }
 
@@ -196,9 +199,11 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
         poison(kp.get(), kp.bytes());
         poison(vp.get(), vp.bytes());
         scatter_pages_kernel<T><<<grid, 256>>>(k.get<T>(), kp.get<T>(), page_table_.get<int>(), lengths_.get<int>(),
-                                               max_len, max_pages_per_seq_, s.page_size, row_elems);
+                                               max_len, max_pages_per_seq_, s.page_size, s.kv_heads, s.depth,
+                                               kv_from_name(s.kv) == KvKind::kPagedHnd);
         scatter_pages_kernel<T><<<grid, 256>>>(v.get<T>(), vp.get<T>(), page_table_.get<int>(), lengths_.get<int>(),
-                                               max_len, max_pages_per_seq_, s.page_size, row_elems);
+                                               max_len, max_pages_per_seq_, s.page_size, s.kv_heads, s.depth,
+                                               kv_from_name(s.kv) == KvKind::kPagedHnd);
         MHA_CUDA_CHECK(cudaGetLastError());
         k_.push_back(std::move(kp));
         v_.push_back(std::move(vp));

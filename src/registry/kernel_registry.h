@@ -18,7 +18,7 @@ struct KernelTraits {
   std::string kv_dtype;   // the K/V cache: dtype, or "e4m3" | "e5m2" (fp8 with scales)
   int depth = 0;
   int group = 0;          // query heads per KV head
-  std::string kv;         // "contig" | "paged"
+  std::string kv;         // "contig" | "paged" | "paged_hnd"
   std::string mask;       // "null" | "causal" | "window" | "chunked"
   bool has_sink = false;
   bool soft_cap = false;  // cap * tanh(score / cap), the cap given at run time

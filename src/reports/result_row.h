@@ -22,7 +22,7 @@ struct ProblemShape {
   std::string kv_dtype = "bf16";  // the cache's dtype: dtype, or fp8 ("e4m3" | "e5m2")
   std::string kv_scale;           // fp8 only: "tensor" | "head" (one scale per KV head)
   double soft_cap = 0;            // > 0: scores become soft_cap * tanh(score / soft_cap)
-  std::string kv = "contig";  // "contig" | "paged"
+  std::string kv = "contig";  // "contig" | "paged" | "paged_hnd" (pages in HND order)
   int page_size = 0;          // paged only
   std::string mask = "null";  // "null" | "causal" | "window" | "chunked"
   int window = 0;
