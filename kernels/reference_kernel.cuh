@@ -28,18 +28,19 @@ __device__ inline float block_reduce(float v, bool is_max, float* scratch) {
 
 // scores: scratch of [batch][heads][max_len] floats. Keys are read through the logical layout
 // [batch][max_len][kv_heads][depth] (the generator keeps a logical copy of paged caches); an fp8
-// cache is dequantised with kv_scale[kv head] (null: 16-bit, no scale). p.soft_cap > 0 caps
-// each score as soft_cap * tanh(score / soft_cap).
+// cache is dequantised with p.k_scale / p.v_scale [kv head] (null: 16-bit, no scale).
+// p.soft_cap > 0 caps each score as soft_cap * tanh(score / soft_cap).
 template <typename QElem, typename KvElem, typename Out>
 __global__ void __launch_bounds__(kReferenceThreads)
     reference_attention_kernel(const DecodeParams p, const KvElem* k_logical, const KvElem* v_logical,
-                               const float* kv_scale, int max_len, int depth, int group,
-                               MaskKind mask, bool has_sink, float* scores) {
+                               int max_len, int depth, int group, MaskKind mask, bool has_sink,
+                               float* scores) {
   __shared__ float scratch[kReferenceThreads / 32];
   const int head = blockIdx.x, b = blockIdx.y, kv_head = head / group;
   const int n = p.seq_lens[b];
   const QElem* q = static_cast<const QElem*>(p.q) + (static_cast<long long>(b) * p.heads + head) * depth;
-  const float dequant = kv_scale != nullptr ? kv_scale[kv_head] : 1.f;
+  const float k_dequant = p.k_scale != nullptr ? p.k_scale[kv_head] : 1.f;
+  const float v_dequant = p.v_scale != nullptr ? p.v_scale[kv_head] : 1.f;
   float* s = scores + (static_cast<long long>(b) * p.heads + head) * max_len;
   auto kv_row = [&](const KvElem* base, int key) {
     return base + ((static_cast<long long>(b) * max_len + key) * p.kv_heads + kv_head) * depth;
@@ -48,7 +49,7 @@ __global__ void __launch_bounds__(kReferenceThreads)
   for (int j = threadIdx.x; j < n; j += kReferenceThreads) {
     float dot = 0.f;
     const KvElem* k = kv_row(k_logical, j);
-    for (int c = 0; c < depth; ++c) dot += ptx::to_float(q[c]) * (ptx::to_float(k[c]) * dequant);
+    for (int c = 0; c < depth; ++c) dot += ptx::to_float(q[c]) * (ptx::to_float(k[c]) * k_dequant);
     float score = dot * p.scale;
     if (p.soft_cap > 0.f) score = p.soft_cap * tanhf(score / p.soft_cap);
     s[j] = key_visible(mask, j, n, p.window, p.chunk) ? score : -INFINITY;
@@ -63,7 +64,7 @@ __global__ void __launch_bounds__(kReferenceThreads)
   __syncthreads();
   for (int c = threadIdx.x; c < depth; c += kReferenceThreads) {
     float acc = 0.f;
-    for (int j = 0; j < n; ++j) acc += expf(s[j] - base) * (ptx::to_float(kv_row(v_logical, j)[c]) * dequant);
+    for (int j = 0; j < n; ++j) acc += expf(s[j] - base) * (ptx::to_float(kv_row(v_logical, j)[c]) * v_dequant);
     const float o = sum > 0.f ? acc / sum : 0.f;
     static_cast<Out*>(p.out)[(static_cast<long long>(b) * p.heads + head) * depth + c] =
         ptx::from_float<Out>(o);

@@ -140,17 +140,22 @@ TEST(Problem, Fp8CachesAndSoftCapsAreNamedCountedAndMatchedOnlyWhenSaid) {
 TEST(Problem, Fp8QuantisationScalesFollowTheContract) {
   ProblemShape s;
   s.kv_heads = 5;
-  EXPECT_TRUE(kv_quantisation(s).scale.empty());  // a 16-bit cache: no scales
+  EXPECT_TRUE(kv_quantisation(s).k_scale.empty());  // a 16-bit cache: no scales
   s.kv_dtype = "e4m3";
   s.kv_scale = "tensor";
   const KvQuantisation tensor = kv_quantisation(s);
-  ASSERT_EQ(tensor.sigma, (std::vector<float>{0.5f, 1.f, 2.f, 4.f, 0.5f}));
-  for (float scale : tensor.scale) EXPECT_FLOAT_EQ(scale, 8 * 4.f / 448);
+  ASSERT_EQ(tensor.k_sigma, (std::vector<float>{0.5f, 1.f, 2.f, 4.f, 0.5f}));
+  for (int h = 0; h < 5; ++h) {
+    EXPECT_FLOAT_EQ(tensor.k_scale[h], 8 * 4.f / 448);
+    // V spreads wider than K: a kernel that swapped their scales would be off by this factor.
+    EXPECT_FLOAT_EQ(tensor.v_sigma[h], kVSigmaFactor * tensor.k_sigma[h]);
+    EXPECT_FLOAT_EQ(tensor.v_scale[h], kVSigmaFactor * tensor.k_scale[h]);
+  }
   s.kv_scale = "head";
   const KvQuantisation head = kv_quantisation(s);
-  for (int h = 0; h < 5; ++h) EXPECT_FLOAT_EQ(head.scale[h], 8 * head.sigma[h] / 448) << h;
+  for (int h = 0; h < 5; ++h) EXPECT_FLOAT_EQ(head.k_scale[h], 8 * head.k_sigma[h] / 448) << h;
   s.kv_dtype = "e5m2";
-  EXPECT_FLOAT_EQ(kv_quantisation(s).scale[3], 8 * 4.f / 57344);
+  EXPECT_FLOAT_EQ(kv_quantisation(s).k_scale[3], 8 * 4.f / 57344);
 }
 
 TEST(Problem, EdgeSuiteHasTheContractsEdgeCases) {

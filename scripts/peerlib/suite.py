@@ -315,9 +315,15 @@ def kv_sigmas(p):
     return [2.0 ** (h % 4 - 1) for h in range(p["kv_heads"])]
 
 
+# V's values spread this many times wider than K's (problem_data.h kVSigmaFactor), so V's scales
+# are this many times K's: a kernel that swapped them fails verification.
+V_SIGMA_FACTOR = 3.0
+
+
 def kv_scales(p):
-    """Dequantisation scale of each KV head of an fp8 cache (K and V alike): 8 sigma maps to the
-    format's largest value, sigma the head's own ("head") or the largest over heads ("tensor")."""
+    """Dequantisation scale of each KV head of an fp8 cache's K (V's: V_SIGMA_FACTOR times it):
+    8 sigma maps to the format's largest value, sigma the head's own ("head") or the largest over
+    heads ("tensor")."""
     sigmas = kv_sigmas(p)
     top = FP8_MAX[p["kv_dtype"]]
     if p["kv_scale"] == "head":

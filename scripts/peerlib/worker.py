@@ -8,15 +8,15 @@ import math
 import sys
 
 from . import backends, report, timing
-from .suite import FP8_MAX, cache_bytes, is_fp8, kv_scales, kv_sigmas, page_table
+from .suite import FP8_MAX, V_SIGMA_FACTOR, cache_bytes, is_fp8, kv_scales, kv_sigmas, page_table
 
 
 class CaseData:
     """The inputs of one problem in one peer's layout, n_copies times over for the rotation. An fp8
     cache holds x / s saturated to the format, x ~ N(0, sigma_h^2) per KV head (suite.kv_sigmas);
     k_scale and v_scale are its dequantisation scales s (a float for "tensor" scales, a [kv_heads]
-    float32 tensor for "head" ones; None for a 16-bit cache). K and V draw from one distribution,
-    so they share one scale."""
+    float32 tensor for "head" ones; None for a 16-bit cache). V spreads V_SIGMA_FACTOR times wider
+    than K, so its stored values are drawn alike and its scales are that factor times K's."""
 
     def __init__(self, torch, p, layout, n_copies, seed):
         b, h, kv, d = p["batch"], p["heads"], p["kv_heads"], p["depth"]
@@ -36,14 +36,16 @@ class CaseData:
         self.q = [randn(b, h, d, std=p["q_std"]) for _ in range(n_copies)]
         kv_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "e4m3": torch.float8_e4m3fn,
                     "e5m2": torch.float8_e5m2}[p["kv_dtype"]]
-        self.k_scale = self.v_scale = self.dequant = None
+        self.k_scale = self.v_scale = self.dequant = self.v_dequant = None
         if is_fp8(p):
             top, scales = FP8_MAX[p["kv_dtype"]], kv_scales(p)
             ratio = torch.tensor([sg / sc for sg, sc in zip(kv_sigmas(p), scales)],
                                  device="cuda").view(1, kv, 1, 1)  # x / s = randn * sigma_h / s
             self.dequant = torch.tensor(scales, device="cuda").view(kv, 1, 1)
-            self.k_scale = self.v_scale = (scales[0] if p["kv_scale"] == "tensor"
-                                           else self.dequant.view(kv))
+            self.v_dequant = self.dequant * V_SIGMA_FACTOR
+            tensor = p["kv_scale"] == "tensor"
+            self.k_scale = scales[0] if tensor else self.dequant.view(kv)
+            self.v_scale = scales[0] * V_SIGMA_FACTOR if tensor else self.v_dequant.view(kv)
 
         def cache():
             x = torch.randn(pages, kv, self.page_size, d, generator=gen, device="cuda",
@@ -67,7 +69,8 @@ class CaseData:
         if self.dequant is None:
             return pool[pages].float().permute(1, 0, 2, 3).reshape(kv, -1, d)[:, :n]
         rows = pool.view(torch.uint8)[pages].view(pool.dtype).float()
-        return rows.permute(1, 0, 2, 3).reshape(kv, -1, d)[:, :n] * self.dequant
+        return (rows.permute(1, 0, 2, 3).reshape(kv, -1, d)[:, :n] *
+                (self.dequant if which == "k" else self.v_dequant))
 
 
 def reference(torch, p, data):

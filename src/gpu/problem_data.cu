@@ -109,13 +109,16 @@ KvQuantisation kv_quantisation(const ProblemShape& s) {
   if (!is_fp8(s.kv_dtype)) return q;
   float widest = 0.f;
   for (int h = 0; h < s.kv_heads; ++h) {
-    q.sigma.push_back(std::ldexp(1.f, h % 4 - 1));
-    widest = std::max(widest, q.sigma.back());
+    q.k_sigma.push_back(std::ldexp(1.f, h % 4 - 1));
+    q.v_sigma.push_back(kVSigmaFactor * q.k_sigma.back());
+    widest = std::max(widest, q.k_sigma.back());
   }
   // 8 sigma maps onto the format's largest value: saturation is beyond any sample drawn.
   const float range = fp8_max(dtype_from_name(s.kv_dtype)) / 8.f;
-  for (int h = 0; h < s.kv_heads; ++h)
-    q.scale.push_back((s.kv_scale == "head" ? q.sigma[h] : widest) / range);
+  for (int h = 0; h < s.kv_heads; ++h) {
+    q.k_scale.push_back((s.kv_scale == "head" ? q.k_sigma[h] : widest) / range);
+    q.v_scale.push_back(kVSigmaFactor * q.k_scale.back());
+  }
   return q;
 }
 
@@ -159,13 +162,17 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
     fill<float>(sink_.get(), s.heads, problem.seed ^ 0x5151, problem.sink_mean, 1.f);
   }
   quant_ = kv_quantisation(s);
-  DeviceBuffer sigma;
-  if (!quant_.scale.empty()) {  // K and V share the per-head scales
-    const size_t bytes = sizeof(float) * s.kv_heads;
-    sigma = DeviceBuffer(bytes);
-    kv_scale_ = DeviceBuffer(bytes);
-    MHA_CUDA_CHECK(cudaMemcpy(sigma.get(), quant_.sigma.data(), bytes, cudaMemcpyHostToDevice));
-    MHA_CUDA_CHECK(cudaMemcpy(kv_scale_.get(), quant_.scale.data(), bytes, cudaMemcpyHostToDevice));
+  DeviceBuffer k_sigma, v_sigma;
+  if (!quant_.k_scale.empty()) {
+    auto upload = [&](const std::vector<float>& values) {
+      DeviceBuffer buffer(sizeof(float) * values.size());
+      MHA_CUDA_CHECK(cudaMemcpy(buffer.get(), values.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+      return buffer;
+    };
+    k_sigma = upload(quant_.k_sigma);
+    v_sigma = upload(quant_.v_sigma);
+    k_scale_ = upload(quant_.k_scale);
+    v_scale_ = upload(quant_.v_scale);
   }
 
   for (int c = 0; c < copies; ++c) {
@@ -180,14 +187,14 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
     for (int c = 0; c < copies; ++c) {
       const uint64_t seed = splitmix64(problem.seed + 1000003ull * c);
       DeviceBuffer k(logical_elems_ * sizeof(T)), v(logical_elems_ * sizeof(T));
-      if (quant_.scale.empty()) {
+      if (quant_.k_scale.empty()) {
         fill<T>(k.get(), logical_elems_, seed ^ 2, 0.f, 1.f);
         fill<T>(v.get(), logical_elems_, seed ^ 3, 0.f, 1.f);
       } else if (logical_elems_ > 0) {
         fill_quantised_kernel<T><<<1024, 256>>>(k.get<T>(), logical_elems_, seed ^ 2, s.depth, s.kv_heads,
-                                                sigma.get<float>(), kv_scale_.get<float>());
+                                                k_sigma.get<float>(), k_scale_.get<float>());
         fill_quantised_kernel<T><<<1024, 256>>>(v.get<T>(), logical_elems_, seed ^ 3, s.depth, s.kv_heads,
-                                                sigma.get<float>(), kv_scale_.get<float>());
+                                                v_sigma.get<float>(), v_scale_.get<float>());
         MHA_CUDA_CHECK(cudaGetLastError());
       }
       const dim3 grid(256, s.batch);
@@ -229,8 +236,8 @@ DecodeParams ProblemData::params(int copy, int partitions) const {
   p.page_table = page_table_.get<int>();
   p.seq_lens = lengths_.get<int>();
   p.sink_logits = sink_.get<float>();
-  p.k_scale = kv_scale_.get<float>();
-  p.v_scale = kv_scale_.get<float>();
+  p.k_scale = k_scale_.get<float>();
+  p.v_scale = v_scale_.get<float>();
   p.soft_cap = static_cast<float>(s.soft_cap);
   p.batch = s.batch;
   p.heads = s.heads;
@@ -258,12 +265,12 @@ HostInputs ProblemData::download() const {
     h.k = to_host_floats<decltype(tag)>(k, logical_elems_);
     h.v = to_host_floats<decltype(tag)>(v, logical_elems_);
   });
-  if (!quant_.scale.empty()) {  // the values the cache stands for
+  if (!quant_.k_scale.empty()) {  // the values the cache stands for
     const int depth = problem_.shape.depth, kv_heads = problem_.shape.kv_heads;
     for (size_t i = 0; i < logical_elems_; ++i) {
-      const float scale = quant_.scale[(i / depth) % kv_heads];
-      h.k[i] *= scale;
-      h.v[i] *= scale;
+      const size_t head = (i / depth) % kv_heads;
+      h.k[i] *= quant_.k_scale[head];
+      h.v[i] *= quant_.v_scale[head];
     }
   }
   if (problem_.shape.has_sink) {

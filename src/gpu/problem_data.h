@@ -23,10 +23,13 @@ struct HostInputs {
   int max_len = 0;
 };
 
-// How an fp8 cache is made: KV head h holds N(0, sigma[h]^2) values stored as fp8(x / scale[h]);
-// per-tensor scales repeat one value. Empty for 16-bit caches (N(0, 1), no scales).
+// How an fp8 cache is made: K of KV head h holds N(0, k_sigma[h]^2) values stored as
+// fp8(x / k_scale[h]), V likewise with v_sigma and v_scale (V's spread is kVSigmaFactor times
+// K's, so a kernel that swapped the two scales fails verification); per-tensor scales repeat one
+// value. Empty for 16-bit caches (N(0, 1), no scales).
+constexpr float kVSigmaFactor = 3.f;
 struct KvQuantisation {
-  std::vector<float> sigma, scale;  // [kv_heads]
+  std::vector<float> k_sigma, v_sigma, k_scale, v_scale;  // [kv_heads]
 };
 KvQuantisation kv_quantisation(const ProblemShape& shape);
 
@@ -39,8 +42,9 @@ class ProblemData {
   int copies() const { return static_cast<int>(q_.size()); }
   // Runtime arguments for copy `copy` (outputs and partials left null: the caller sets them).
   DecodeParams params(int copy, int partitions) const;
-  // fp8 caches: the dequantisation scale per KV head (K and V share it), on the device; else null.
-  const float* kv_scale() const { return kv_scale_.get<float>(); }
+  // fp8 caches: the dequantisation scales per KV head, on the device; else null.
+  const float* k_scale() const { return k_scale_.get<float>(); }
+  const float* v_scale() const { return v_scale_.get<float>(); }
   // Logical K/V of copy 0 ([batch][max_len][kv_heads][depth]), for the GPU reference.
   const void* k_logical() const { return is_paged() ? k_logical_.get() : k_[0].get(); }
   const void* v_logical() const { return is_paged() ? v_logical_.get() : v_[0].get(); }
@@ -53,7 +57,7 @@ class ProblemData {
   int max_pages_per_seq_ = 0;
   std::vector<DeviceBuffer> q_, k_, v_;
   KvQuantisation quant_;
-  DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_, kv_scale_;
+  DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_, k_scale_, v_scale_;
 };
 
 // Device bytes of one copy of a problem's inputs (q, K, V as laid out), before allocating it.

@@ -25,8 +25,7 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
     using Kv = decltype(kv_tag);
     reference_attention_kernel<Q, Kv, float><<<grid, kReferenceThreads>>>(
         p, static_cast<const Kv*>(data.k_logical()), static_cast<const Kv*>(data.v_logical()),
-        data.kv_scale(), max_len, s.depth, group, mask_from_name(s.mask), s.has_sink,
-        scores.get<float>());
+        max_len, s.depth, group, mask_from_name(s.mask), s.has_sink, scores.get<float>());
   };
   auto with_kv = [&](auto q_tag) {
     switch (dtype_from_name(s.kv_dtype)) {
