@@ -72,8 +72,7 @@ class ParseTest(unittest.TestCase):
                           ("n=4,kv_scale=head", "key 'kv_scale': a bf16 cache has no scales"),
                           ("n=4,dtype=fp16,kv_dtype=fp16,kv_scale=tensor", "key 'kv_scale'"),
                           ("n=4,dtype=fp32,kv_dtype=e4m3", "key 'dtype': 'fp32'"),
-                          ("n=4,soft_cap=0", "key 'soft_cap': 0 is not > 0"),
-                          ("n=4,soft_cap=-30", "key 'soft_cap': -30 is not > 0"),
+                          ("n=4,soft_cap=-30", "key 'soft_cap': -30 is negative"),
                           ("n=4,soft_cap=big", "key 'soft_cap': 'big' is not a number"),
                           ("n=4,soft_cap=inf", "key 'soft_cap': 'inf' is not a finite")]:
             with self.assertRaises(suite.UsageError, msg=bad) as ctx:
@@ -98,6 +97,7 @@ class ParseTest(unittest.TestCase):
                  "b1_h32_kv8_d128_n9_bf16_contig_chunked128_cap30.5_qstd2"),
                 ("soft_cap=0.125,lengths=3:9", "b2_h32_kv8_d128_n9_bf16_contig_null_cap0.125_ragged3-9"),
                 ("n=9,kv_dtype=bf16", "b1_h32_kv8_d128_n9_bf16_contig_null"),
+                ("n=9,soft_cap=0", "b1_h32_kv8_d128_n9_bf16_contig_null"),  # 0: no cap, as in C++
                 ("n=9,dtype=fp16,kv_dtype=bf16", "b1_h32_kv8_d128_n9_fp16_kvbf16_contig_null")]:
             self.assertEqual(problems(text)[0]["name"], name, text)
         p = problems("n=9")[0]

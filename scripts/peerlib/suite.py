@@ -81,11 +81,10 @@ def parse_fields(where, items):
             spec[key] = text in ("true", "1")
         elif key in ("sink_mean", "q_std", "scale"):
             spec[key] = _float(where, key, value)
-        elif key == "soft_cap":
+        elif key == "soft_cap":  # 0: no soft-capping, as problem.cpp reads it
             spec[key] = _float(where, key, value)
-            if spec[key] <= 0:
-                raise UsageError(f"{where}: key 'soft_cap': {value} is not > 0 (leave the key out "
-                                 "for no soft-capping)")
+            if spec[key] < 0:
+                raise UsageError(f"{where}: key 'soft_cap': {value} is negative (0: no soft-capping)")
         elif key in ("keys", "lengths"):
             spec[key] = _ints(where, key, value)
             if min(spec[key]) < 1:

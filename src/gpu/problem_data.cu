@@ -184,15 +184,15 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
     for (int c = 0; c < copies; ++c) {
       const uint64_t seed = splitmix64(problem.seed + 1000003ull * c);
       DeviceBuffer k(logical_elems_ * sizeof(T)), v(logical_elems_ * sizeof(T));
-      if (quant_.k_scale.empty()) {
-        fill<T>(k.get(), logical_elems_, seed ^ 2, 0.f, 1.f);
-        fill<T>(v.get(), logical_elems_, seed ^ 3, 0.f, 1.f);
-      } else if (logical_elems_ > 0) {
+      if constexpr (sizeof(T) == 1) {  // fp8: quantised with the scales above
         fill_quantised_kernel<T><<<1024, 256>>>(k.get<T>(), logical_elems_, seed ^ 2, s.depth, s.kv_heads,
                                                 k_sigma.get<float>(), k_scale_.get<float>());
         fill_quantised_kernel<T><<<1024, 256>>>(v.get<T>(), logical_elems_, seed ^ 3, s.depth, s.kv_heads,
                                                 v_sigma.get<float>(), v_scale_.get<float>());
         MHA_CUDA_CHECK(cudaGetLastError());
+      } else {
+        fill<T>(k.get(), logical_elems_, seed ^ 2, 0.f, 1.f);
+        fill<T>(v.get(), logical_elems_, seed ^ 3, 0.f, 1.f);
       }
       const dim3 grid(256, s.batch);
       poison_tail_kernel<T><<<grid, 256>>>(k.get<T>(), lengths_.get<int>(), max_len, row_elems);
