@@ -9,8 +9,11 @@
 
 #include <math.h>
 
+#include <type_traits>
+
 #include "decode_params.cuh"
 #include "decode_stages.cuh"
+#include "decode_stages_columns.cuh"
 #include "decode_traits.cuh"
 #include "ptx.cuh"
 #include "splitk_reduce.cuh"
@@ -70,6 +73,19 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       }
     }
   };
+  // Contiguous caches: thread tid copies chunk tid % kCpr of rows tid / kCpr + j · kRowsPerLoad
+  // of every tile, so its addresses are one base plus j row steps plus t tiles. The base and the
+  // steps are computed once and held opaque (ptx::opaque): otherwise ptxas may recompute them
+  // from blockIdx and the parameters in every copy, as it did in the 128-register BM-8 instances
+  // (about 50 integer instructions a tile).
+  constexpr int kRowsPerLoad = T::kThreads / kCpr;
+  static_assert(T::kThreads % kCpr == 0, "each thread copies one chunk column (threads % (depth/4) == 0)");
+  long long copy_base = 0, load_stride = 0, tile_stride = 0;
+  if constexpr (!Kv::kHasLookup) {
+    copy_base = ptx::opaque(Kv::row_offset(p, w.b, tid / kCpr, kv_head, T::kDepth) + tid % kCpr * kChunkElems);
+    load_stride = ptx::opaque(kRowsPerLoad * Kv::key_stride(p, T::kDepth));
+    tile_stride = ptx::opaque(kBN * Kv::key_stride(p, T::kDepth));
+  }
   auto issue_tile = [&](int tile, int stage) {
     unsigned char* k_s = k_stage(stage);
     unsigned char* v_s = v_stage(stage);
@@ -79,8 +95,11 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       const int r = i / kCpr, c = i % kCpr;
       const int key = tile * kBN + r;
       const bool in_range = key < w.n;
-      const int page = Kv::kHasLookup ? next_pages[Kv::kHasLookup ? j : 0] : 0;
-      const long long off = in_range ? Kv::row_offset_from(p, w.b, key, kv_head, T::kDepth, page) + c * kChunkElems : 0;
+      long long off = 0;
+      if constexpr (Kv::kHasLookup)
+        off = in_range ? Kv::row_offset_from(p, w.b, key, kv_head, T::kDepth, next_pages[j]) + c * kChunkElems : 0;
+      else
+        off = in_range ? copy_base + j * load_stride + tile * tile_stride : 0;
       ptx::cp_async_16(k_s + stage_offset(r, c), k_base + off, in_range ? 16 : 0);
       ptx::cp_async_16(v_s + stage_offset(r, c), v_base + off, in_range ? 16 : 0);
     }
@@ -97,18 +116,11 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   }
   if (kStages - 1 < num_tiles) look_up_tile(w.t_begin + kStages - 1);
 
-  uint32_t q_frag[T::kWM / 16][T::kDepth / 16][4];
-  load_q_fragments<T>(p, smem, w.b, head0, rows, tid, warp_m, lane, q_frag);
-
-  RowState<T> st;
-#pragma unroll
-  for (int mt = 0; mt < T::kWM / 16; ++mt) {
-    st.row_max[mt][0] = st.row_max[mt][1] = -INFINITY;
-    st.row_sum[mt][0] = st.row_sum[mt][1] = 0.f;
-#pragma unroll
-    for (int ot = 0; ot < T::kPvCols / 8; ++ot)
-      st.o_acc[mt][ot][0] = st.o_acc[mt][ot][1] = st.o_acc[mt][ot][2] = st.o_acc[mt][ot][3] = 0.f;
-  }
+  // Heads on the MMA rows (decode_stages.cuh) or, for BM = 8, on its columns
+  // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
+  using Math = std::conditional_t<T::kHeadsAsColumns, ColumnsMath<T>, RowsMath<T>>;
+  Math math;
+  math.start(p, smem, w.b, head0, rows, tid, warp_m, lane);
   const ScoreScaling scaling = score_scaling<T>(p, kv_head);
   Elem* k_converted = reinterpret_cast<Elem*>(smem + Layout::kConvert);
   Elem* v_converted = k_converted + kBN * T::kDepth;
@@ -134,28 +146,20 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
     const int tile_key0 = (w.t_begin + it) * kBN;
 
-    float s[T::kWM / 16][kWN / 8][4];
-    score_tile<T>(q_frag, k_s, warp_key0, lane, s);
-    float tile_max[T::kWM / 16][2];
-    mask_and_tile_max<T>(s, tile_key0 + warp_key0, lane, w.key_lo, w.n, scaling.mul_in,
-                         scaling.mul_out, tile_max);
-    if constexpr (T::kWarpSplitK)
-      fold_tile_warp_split_k<T>(s, tile_max, v_s, warp_key0, lane, st);
-    else
-      fold_tile_shared<T>(smem, s, tile_max, v_s, warp_m, warp_n, warp_key0, lane, st);
+    math.fold(smem, k_s, v_s, tile_key0 + warp_key0, warp_key0, w, scaling, warp_m, warp_n, lane);
   }
 
   // The key loop is over: a programmatically launched reduce may start its launch now (it waits
   // for this whole grid to finish before it reads a partial).
   ptx::launch_dependents();
-  if constexpr (T::kKvFp8) scale_output<T>(st, p.v_scale[kv_head]);  // V's dequantisation
+  if constexpr (T::kKvFp8) math.dequantise_output(p.v_scale[kv_head]);  // V's dequantisation
 
   // Epilogue: drain the pipeline, gather (max, sum, unnormalised output) per row in shared
   // memory, then merge and write.
   ptx::cp_async_wait<0>();
   __syncthreads();
   const MergeArea<T> merge(smem);
-  write_merge_area<T>(merge, st, warp_m, warp_n, lane);
+  math.to_merge_area(merge, warp_m, warp_n, lane);
   __syncthreads();
   write_rows<T>(p, merge, w, head0, rows, tid);
 

@@ -1,6 +1,7 @@
 // The stages of one decode block, in the order decode_kernel.cuh runs them (the K/V copy into the
 // cp.async pipeline stays in the kernel, as lambdas over its registers):
 //   block_work         which key tiles of which sequence this block reads, and where it writes
+//   stage_q            the block's query rows into shared memory (both MMA orientations)
 //   load_q_fragments   this warp's query rows into MMA fragments, once
 //   score_tile         S = Q·Kᵀ for one tile
 //   convert_tile       fp8 caches: the landed K/V tile into fp16 tiles the MMAs read
@@ -8,8 +9,10 @@
 //   fold_tile_*        the online-softmax update and P·V, per warp (warp split-K) or shared
 //   write_merge_area   each warp's (max, sum, output) into the drained pipeline buffers
 //   write_rows         merge the copies, then the output (one chunk) or a partial
-// Each is __forceinline__ over the kernel's registers: the SASS of every instance is what the
-// single-body kernel compiled to (checked with cuobjdump on six instances, docs/performance.md).
+// RowsMath holds them together for the kernel: heads on the MMA rows (decode_stages_columns.cuh
+// has the BM-8 orientation, heads on its columns). Each is __forceinline__ over the kernel's
+// registers: the SASS of every instance is what the single-body kernel compiled to (checked with
+// cuobjdump on six instances, docs/performance.md).
 #pragma once
 
 #include <math.h>
@@ -82,13 +85,13 @@ __device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) 
   return true;
 }
 
-// The warp's Q rows through shared memory (rows past the group are zeros) into fragments kept
-// in registers for the whole key loop. With an fp8 cache a bf16 q becomes fp16 here, rounded to
-// nearest and saturated at fp16's range (±65504; |q| below 2^-14 keeps fewer bits).
+// The block's Q rows into shared memory (rows past the group are zeros), swizzled for ldmatrix.
+// With an fp8 cache a bf16 q becomes fp16 here, rounded to nearest and saturated at fp16's range
+// (±65504; |q| below 2^-14 keeps fewer bits).
 template <class T>
-__device__ __forceinline__ void load_q_fragments(
-    const DecodeParams& p, unsigned char* smem, int b, int head0, int rows, int tid, int warp_m,
-    int lane, uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
+__device__ __forceinline__ const typename T::MmaElem* stage_q(const DecodeParams& p,
+                                                              unsigned char* smem, int b,
+                                                              int head0, int rows, int tid) {
   using Elem = typename T::MmaElem;
   using Q = typename T::Elem;
   constexpr int kCpr = T::kChunksPerRow, kDepth = T::kDepth;
@@ -110,10 +113,20 @@ __device__ __forceinline__ void load_q_fragments(
     *reinterpret_cast<uint4*>(q_s + swizzled<kCpr>(r, c)) = v;
   }
   __syncthreads();
+  return q_s;
+}
+
+// The warp's Q rows into MMA A fragments kept in registers for the whole key loop.
+template <class T>
+__device__ __forceinline__ void load_q_fragments(
+    const DecodeParams& p, unsigned char* smem, int b, int head0, int rows, int tid, int warp_m,
+    int lane, uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
+  constexpr int kCpr = T::kChunksPerRow;
+  const typename T::MmaElem* q_s = stage_q<T>(p, smem, b, head0, rows, tid);
 #pragma unroll
   for (int mt = 0; mt < T::kWM / 16; ++mt)
 #pragma unroll
-    for (int ks = 0; ks < kDepth / 16; ++ks)
+    for (int ks = 0; ks < T::kDepth / 16; ++ks)
       ptx::ldmatrix_x4(q_frag[mt][ks],
                        q_s + swizzled<kCpr>(warp_m * T::kWM + mt * 16 + lane % 16, ks * 2 + lane / 16));
 }
@@ -205,10 +218,12 @@ __device__ __forceinline__ void convert_tile(const unsigned char* k_in, const un
                                              int tid) {
   using Fp8 = typename T::KvElem;
   constexpr int kIn = T::kKvChunksPerRow, kOut = T::kChunksPerRow;
-  // Not unrolled: unrolled, the fp8 warp-split instances spilled 40 bytes at 168 registers
-  // (ptxas); rolled, 166 registers and no spill.
-#pragma unroll 1
-  for (int j = 0; j < T::kBN * kIn / T::kThreads; ++j) {  // the traits assert it divides
+  // Unrolled only with heads as MMA columns (about 125 registers): unrolled, the 16-row
+  // warp-split instances spilled 40 bytes at 168 registers (ptxas), rolled they did not; rolled,
+  // each iteration recomputes its addresses (about half of its 49 instructions, SASS).
+  constexpr int kIterations = T::kBN * kIn / T::kThreads;  // the traits assert it divides
+#pragma unroll(T::kHeadsAsColumns ? kIterations : 1)
+  for (int j = 0; j < kIterations; ++j) {
     const int i = tid + j * T::kThreads;
     const int r = i / kIn, c = i % kIn;
 #pragma unroll
@@ -486,5 +501,50 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
     }
   }
 }
+
+// Heads on the MMA rows (BM a multiple of 16): the stages above as the kernel body runs them,
+// with the Q fragments and the running state they carry through the key loop.
+template <class T>
+struct RowsMath {
+  using Elem = typename T::MmaElem;
+  uint32_t q_frag[T::kWM / 16][T::kDepth / 16][4];
+  RowState<T> st;
+
+  __device__ __forceinline__ void start(const DecodeParams& p, unsigned char* smem, int b,
+                                        int head0, int rows, int tid, int warp_m, int lane) {
+    load_q_fragments<T>(p, smem, b, head0, rows, tid, warp_m, lane, q_frag);
+#pragma unroll
+    for (int mt = 0; mt < T::kWM / 16; ++mt) {
+      st.row_max[mt][0] = st.row_max[mt][1] = -INFINITY;
+      st.row_sum[mt][0] = st.row_sum[mt][1] = 0.f;
+#pragma unroll
+      for (int ot = 0; ot < T::kPvCols / 8; ++ot)
+        st.o_acc[mt][ot][0] = st.o_acc[mt][ot][1] = st.o_acc[mt][ot][2] = st.o_acc[mt][ot][3] = 0.f;
+    }
+  }
+
+  // One landed tile: scores, mask and tile max, then the online-softmax fold and P·V.
+  __device__ __forceinline__ void fold(unsigned char* smem, const Elem* k_s, const Elem* v_s,
+                                       int first_key, int warp_key0, const BlockWork& w,
+                                       const ScoreScaling& scaling, int warp_m, int warp_n,
+                                       int lane) {
+    float s[T::kWM / 16][T::kWN / 8][4];
+    score_tile<T>(q_frag, k_s, warp_key0, lane, s);
+    float tile_max[T::kWM / 16][2];
+    mask_and_tile_max<T>(s, first_key, lane, w.key_lo, w.n, scaling.mul_in, scaling.mul_out,
+                         tile_max);
+    if constexpr (T::kWarpSplitK)
+      fold_tile_warp_split_k<T>(s, tile_max, v_s, warp_key0, lane, st);
+    else
+      fold_tile_shared<T>(smem, s, tile_max, v_s, warp_m, warp_n, warp_key0, lane, st);
+  }
+
+  __device__ __forceinline__ void dequantise_output(float v_scale) { scale_output<T>(st, v_scale); }
+
+  __device__ __forceinline__ void to_merge_area(const MergeArea<T>& m, int warp_m, int warp_n,
+                                                int lane) const {
+    write_merge_area<T>(m, st, warp_m, warp_n, lane);
+  }
+};
 
 }  // namespace mha

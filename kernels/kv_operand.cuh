@@ -26,6 +26,10 @@ struct ContiguousKv {
                                                          int kv_head, int depth) {
     return ((static_cast<long long>(b) * p.max_keys + key) * p.kv_heads + kv_head) * depth;
   }
+  // row_offset is linear in the key: key + 1 is this many elements further.
+  __host__ __device__ static inline long long key_stride(const DecodeParams& p, int depth) {
+    return static_cast<long long>(p.kv_heads) * depth;
+  }
 };
 
 struct PagedKv {

@@ -51,6 +51,22 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "r"(smem_addr(smem_row)));
 }
 
+// x, through a move ptxas cannot see into: the value is computed once, here, and kept in a
+// register; without it ptxas may recompute it from blockIdx and the parameters at every use.
+__device__ __forceinline__ long long opaque(long long x) {
+  long long out;
+  asm volatile("mov.b64 %0, %1;\n" : "=l"(out) : "l"(x));
+  return out;
+}
+
+// Transposes the 8x8 matrix of 16-bit values the warp holds in fragment order (thread lane:
+// row lane/4, columns 2·(lane%4) and +1) into the same order of its transpose.
+__device__ __forceinline__ uint32_t movmatrix_trans(uint32_t fragment) {
+  uint32_t out;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(out) : "r"(fragment));
+  return out;
+}
+
 // Atomic add with acquire-release semantics at gpu scope: releases the writes this thread has
 // observed (including, through a preceding barrier, its block's) and acquires other blocks'.
 __device__ __forceinline__ unsigned atomic_add_acq_rel_gpu(unsigned* addr, unsigned value) {

@@ -351,8 +351,10 @@ def reject_reasons(t, smem_limit):
         reasons.append("group must be at least 1")
     if not (t["threads"] % 32 == 0 and t["threads"] <= 1024):
         reasons.append("threads: a multiple of 32, at most 1024")
-    if not (t["wm"] % 16 == 0 and t["bm"] % t["wm"] == 0):
-        reasons.append("WM: a multiple of 16 dividing BM")
+    if not ((t["wm"] % 16 == 0 and t["bm"] % t["wm"] == 0) or (t["bm"] == 8 and t["wm"] == 8)):
+        reasons.append("WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)")
+    if t["bm"] == 8 and not t["warp_split_k"]:
+        reasons.append("BM 8 (heads as MMA columns) needs warp split-K")
     if not (t["wn"] % 16 == 0 and t["bn"] % t["wn"] == 0):
         reasons.append("WN: a multiple of 16 dividing BN")
     if not (t["bk"] % 16 == 0 and t["depth"] % t["bk"] == 0):

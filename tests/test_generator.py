@@ -66,6 +66,8 @@ class RejectionRules(unittest.TestCase):
     def test_good_point_is_accepted(self):
         self.assertEqual(reasons(), [])
         self.assertEqual(reasons(warp_split_k=True), [])
+        # Heads as MMA columns: BM = WM = 8, warp split-K.
+        self.assertEqual(reasons(bm=8, wm=8, warp_split_k=True), [])
 
     def test_each_rule_fires_with_its_reason(self):
         cases = [
@@ -73,8 +75,10 @@ class RejectionRules(unittest.TestCase):
             (dict(group=0), "group must be at least 1"),
             (dict(threads=100), "threads: a multiple of 32, at most 1024"),
             (dict(threads=2048), "threads: a multiple of 32, at most 1024"),
-            (dict(wm=8), "WM: a multiple of 16 dividing BM"),
-            (dict(bm=48, wm=32), "WM: a multiple of 16 dividing BM"),
+            (dict(wm=8), "WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)"),
+            (dict(bm=48, wm=32), "WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)"),
+            (dict(bm=16, wm=8, warp_split_k=True), "WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)"),
+            (dict(bm=8, wm=8), "BM 8 (heads as MMA columns) needs warp split-K"),
             (dict(wn=8), "WN: a multiple of 16 dividing BN"),
             (dict(bn=64, wn=48), "WN: a multiple of 16 dividing BN"),
             (dict(bk=24), "BK: a multiple of 16 dividing depth"),
