@@ -63,13 +63,18 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   auto stage_offset = [](int r, int c) {
     return T::kKvFp8 ? (r * kCpr + c) * 16 : swizzled<kCpr>(r, c) * T::kKvElemBytes;
   };
+  // Paged caches: each row's page (a table read in flight a tile ahead) and its row within the
+  // page, split from the key once here. Keys past the sequence look up its last key, a valid
+  // entry, so no branch guards the read (their copies are zero-filled all the same).
   int next_pages[Kv::kHasLookup ? kLoadsPerThread : 1];
+  int next_in_page[Kv::kHasLookup ? kLoadsPerThread : 1];
   auto look_up_tile = [&](int tile) {
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) {
-        const int key = tile * kBN + (tid + j * T::kThreads) / kCpr;
-        next_pages[j] = key < w.n ? Kv::lookup(p, w.b, key) : 0;
+        const int key = min(tile * kBN + (tid + j * T::kThreads) / kCpr, w.n - 1);
+        next_pages[j] = Kv::lookup(p, w.b, key);
+        next_in_page[j] = Kv::in_page(p, key);
       }
     }
   };
@@ -97,7 +102,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       const bool in_range = key < w.n;
       long long off = 0;
       if constexpr (Kv::kHasLookup)
-        off = in_range ? Kv::row_offset_from(p, w.b, key, kv_head, T::kDepth, next_pages[j]) + c * kChunkElems : 0;
+        off = in_range ? Kv::page_row_offset(p, next_pages[j], next_in_page[j], kv_head, T::kDepth) + c * kChunkElems : 0;
       else
         off = in_range ? copy_base + j * load_stride + tile * tile_stride : 0;
       ptx::cp_async_16(k_s + stage_offset(r, c), k_base + off, in_range ? 16 : 0);

@@ -40,11 +40,19 @@ struct PagedKv {
   __host__ __device__ static inline int lookup(const DecodeParams& p, int b, int key) {
     return p.page_table[b * p.max_pages_per_seq + fast_div(key, p.page_divisor)];
   }
-  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
-                                                              int kv_head, int depth, int page) {
-    const int in_page = key - static_cast<int>(fast_div(key, p.page_divisor)) * p.page_size;
+  // The key's row within its page.
+  __host__ __device__ static inline int in_page(const DecodeParams& p, int key) {
+    return key - static_cast<int>(fast_div(key, p.page_divisor)) * p.page_size;
+  }
+  // The row `in_page` of physical page `page` (the kernel splits the key once, at look-up time).
+  __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
+                                                              int in_page, int kv_head, int depth) {
     const long long slot = static_cast<long long>(page) * p.page_size + in_page;
     return (slot * p.kv_heads + kv_head) * depth;
+  }
+  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
+                                                              int kv_head, int depth, int page) {
+    return page_row_offset(p, page, in_page(p, key), kv_head, depth);
   }
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
                                                          int kv_head, int depth) {
@@ -61,11 +69,17 @@ struct PagedHndKv {
   __host__ __device__ static inline int lookup(const DecodeParams& p, int b, int key) {
     return PagedKv::lookup(p, b, key);
   }
-  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
-                                                              int kv_head, int depth, int page) {
-    const int in_page = key - static_cast<int>(fast_div(key, p.page_divisor)) * p.page_size;
+  __host__ __device__ static inline int in_page(const DecodeParams& p, int key) {
+    return PagedKv::in_page(p, key);
+  }
+  __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
+                                                              int in_page, int kv_head, int depth) {
     const long long block = static_cast<long long>(page) * p.kv_heads + kv_head;
     return (block * p.page_size + in_page) * depth;
+  }
+  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
+                                                              int kv_head, int depth, int page) {
+    return page_row_offset(p, page, in_page(p, key), kv_head, depth);
   }
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
                                                          int kv_head, int depth) {
