@@ -144,8 +144,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     const Elem* v_s = reinterpret_cast<const Elem*>(v_stage(it % kStages));
     if constexpr (T::kKvFp8) {
       // The previous tile's readers passed the barrier above, so the fp16 tiles are free.
-      convert_tile<T>(k_stage(it % kStages), v_stage(it % kStages), k_converted, v_converted, tid);
-      __syncthreads();
+      convert_tile<T>(k_stage(it % kStages), v_stage(it % kStages), k_converted, v_converted,
+                      warp_key0, tid);
       k_s = k_converted;
       v_s = v_converted;
     }

@@ -4,7 +4,8 @@
 //   stage_q            the block's query rows into shared memory (both MMA orientations)
 //   load_q_fragments   this warp's query rows into MMA fragments, once
 //   score_tile         S = Q·Kᵀ for one tile
-//   convert_tile       fp8 caches: the landed K/V tile into fp16 tiles the MMAs read
+//   convert_tile       fp8 caches: the landed K/V tile into fp16 tiles the MMAs read (per warp
+//                      with warp split-K)
 //   mask_and_tile_max  soft-cap, scale into log2 units, hide invisible keys, the tile's row maxima
 //   fold_tile_*        the online-softmax update and P·V, per warp (warp split-K) or shared
 //   write_merge_area   each warp's (max, sum, output) into the drained pipeline buffers
@@ -208,23 +209,25 @@ __device__ __forceinline__ ScoreScaling score_scaling(const DecodeParams& p, int
   return {scale * kLog2e, 0.f};
 }
 
-// fp8 caches: the K and V tile that landed in a pipeline stage (rows of kKvChunksPerRow 16-byte
-// chunks, unswizzled) into fp16 tiles in the swizzled layout score_tile and the P·V product read
-// with ldmatrix. Each 16-byte chunk of 16 fp8 values becomes two 16-byte fp16 chunks. The scales
-// are applied outside the loop (K's to the score scale, V's to the output).
-template <class T>
-__device__ __forceinline__ void convert_tile(const unsigned char* k_in, const unsigned char* v_in,
-                                             typename T::MmaElem* k_out, typename T::MmaElem* v_out,
-                                             int tid) {
+// fp8 caches: rows [row0, row0 + kRows) of the K and V tile that landed in a pipeline stage
+// (rows of kKvChunksPerRow 16-byte chunks, unswizzled) into fp16 tiles in the swizzled layout
+// score_tile and the P·V product read with ldmatrix, by kWorkers threads (`worker` is this
+// thread's index among them). Each 16-byte chunk of 16 fp8 values becomes two 16-byte fp16
+// chunks. The scales are applied outside the loop (K's to the score scale, V's to the output).
+template <class T, int kRows, int kWorkers>
+__device__ __forceinline__ void convert_rows(const unsigned char* k_in, const unsigned char* v_in,
+                                             typename T::MmaElem* k_out,
+                                             typename T::MmaElem* v_out, int row0, int worker) {
   using Fp8 = typename T::KvElem;
   constexpr int kIn = T::kKvChunksPerRow, kOut = T::kChunksPerRow;
+  static_assert(kRows * kIn % kWorkers == 0, "the rows' chunks must divide by the workers");
   // Unrolled only with heads as MMA columns (about 125 registers): unrolled, the 16-row
   // warp-split instances spilled 40 bytes at 168 registers (ptxas), rolled they did not; rolled,
   // each iteration recomputes its addresses (about half of its 49 instructions, SASS).
-  constexpr int kIterations = T::kBN * kIn / T::kThreads;  // the traits assert it divides
+  constexpr int kIterations = kRows * kIn / kWorkers;
 #pragma unroll(T::kHeadsAsColumns ? kIterations : 1)
   for (int j = 0; j < kIterations; ++j) {
-    const int i = tid + j * T::kThreads;
+    const int i = row0 * kIn + worker + j * kWorkers;
     const int r = i / kIn, c = i % kIn;
 #pragma unroll
     for (int which = 0; which < 2; ++which) {
@@ -232,14 +235,30 @@ __device__ __forceinline__ void convert_tile(const unsigned char* k_in, const un
       const uint32_t words[4] = {in.x, in.y, in.z, in.w};
       uint32_t out[8];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        out[2 * j] = ptx::fp8x2_to_half2<Fp8>(static_cast<uint16_t>(words[j] & 0xffff));
-        out[2 * j + 1] = ptx::fp8x2_to_half2<Fp8>(static_cast<uint16_t>(words[j] >> 16));
+      for (int w = 0; w < 4; ++w) {
+        out[2 * w] = ptx::fp8x2_to_half2<Fp8>(static_cast<uint16_t>(words[w] & 0xffff));
+        out[2 * w + 1] = ptx::fp8x2_to_half2<Fp8>(static_cast<uint16_t>(words[w] >> 16));
       }
       typename T::MmaElem* dst = which ? v_out : k_out;
       *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c)) = make_uint4(out[0], out[1], out[2], out[3]);
       *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c + 1)) = make_uint4(out[4], out[5], out[6], out[7]);
     }
+  }
+}
+
+// fp8 caches: the landed tile into the fp16 tiles, before the tile's math. With warp split-K each
+// warp reads only its own WN keys, so it converts those and waits for its own lanes (no block
+// barrier); otherwise the block converts the whole tile and meets at a barrier.
+template <class T>
+__device__ __forceinline__ void convert_tile(const unsigned char* k_in, const unsigned char* v_in,
+                                             typename T::MmaElem* k_out,
+                                             typename T::MmaElem* v_out, int warp_key0, int tid) {
+  if constexpr (T::kWarpSplitK) {
+    convert_rows<T, T::kWN, 32>(k_in, v_in, k_out, v_out, warp_key0, tid % 32);
+    __syncwarp();
+  } else {
+    convert_rows<T, T::kBN, T::kThreads>(k_in, v_in, k_out, v_out, 0, tid);
+    __syncthreads();
   }
 }
 

@@ -25,6 +25,9 @@ struct Entry {
   // > 0: that many equal partitions per sequence; < 0: mha-tune's balanced split plan
   // (src/sweep/split_plan.h) with -partitions = blocks_per_sm * 2^21 + min_chunk_keys.
   int partitions;
+  // Ragged buckets: the best plan on this tile (0: none), for ragged batches of the same kv
+  // outside every measured bucket.
+  int ragged_plan;
   const char* kernel;  // the measured instance with this tile
 };
 
@@ -41,36 +44,36 @@ constexpr int kRuleMinKeysPerPartition = 128;
 constexpr int kRuleMaxPartitions = 64;
 
 constexpr Entry kEntries[] = {
-    {"bf16", 128, 1, "contig", "null", 32, 9, false, 16, 128, 64, 16, 32, 128, 2, true, 1, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s2_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 11, false, 16, 64, 32, 16, 16, 128, 3, true, 4, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 4, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 4, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 4, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 256, 9, false, 16, 64, 32, 16, 16, 128, 2, false, 1, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 1, "contig", "null", 256, 11, false, 16, 64, 32, 16, 16, 128, 2, false, 1, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 1, "contig", "null", 256, 13, false, 16, 64, 32, 16, 16, 128, 2, false, 1, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 1, "contig", "null", 256, 15, false, 16, 64, 32, 16, 16, 128, 2, true, 1, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2_wsk"},
-    {"bf16", 128, 1, "contig", "null", 256, 17, false, 16, 64, 32, 16, 16, 128, 2, false, 1, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 4, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 4, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 4, "contig", "null", 8, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 16, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 8, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 16, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 13, false, 16, 128, 64, 16, 32, 128, 3, true, 2, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 8, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 8, "contig", "null", 8, 13, false, 16, 64, 64, 16, 16, 128, 4, true, 16, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
-    {"bf16", 128, 8, "contig", "null", 8, 15, false, 16, 128, 64, 16, 32, 128, 3, true, 16, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 2, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 9, false, 16, 128, 64, 16, 32, 128, 2, true, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s2_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 11, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 256, 9, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 1, "contig", "null", 256, 11, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 1, "contig", "null", 256, 13, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 1, "contig", "null", 256, 15, false, 16, 64, 32, 16, 16, 128, 2, true, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2_wsk"},
+    {"bf16", 128, 1, "contig", "null", 256, 17, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 4, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 4, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 4, "contig", "null", 8, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 8, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 13, false, 16, 128, 64, 16, 32, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 8, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 8, "contig", "null", 8, 13, false, 16, 64, 64, 16, 16, 128, 4, true, 16, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
+    {"bf16", 128, 8, "contig", "null", 8, 15, false, 16, 128, 64, 16, 32, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
 };
 constexpr int kNumEntries = static_cast<int>(sizeof(kEntries) / sizeof(kEntries[0]));
 
@@ -100,22 +103,24 @@ inline int auto_partitions(int sm_count, int work_units, int keys) {
 }
 
 // The shape's bucket if measured; else the nearest bucket of the same dtype and depth (distance:
-// raggedness 16, kv 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length
-// octave) with partitions from the rule. The rule also replaces a bucket's partitions on a GPU
-// with another SM count than the one measured. `keys` is the longest sequence; `ragged`: the
-// batch's lengths differ.
+// kv 16, raggedness 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length
+// octave) gives the tile, and the partitions are, for a ragged batch, the ragged_plan of the
+// nearest ragged bucket of the same kv that has one; else the bucket's plan, else the rule's
+// count. The rule also replaces a bucket's count on a GPU with another SM count than the one
+// measured. `keys` is the longest sequence; `ragged`: the batch's lengths differ.
 inline Choice select_config(const char* dtype, int depth, int group, const char* kv,
                             const char* mask, int batch_kv_heads, int keys, int sm_count,
                             bool ragged = false) {
   Choice c{nullptr, 1, false};
   int best = 0x7fffffff;
+  int ragged_plan = 0, plan_best = 0x7fffffff;
   const int len = ilog2(keys);
   for (int i = 0; i < kNumEntries; ++i) {
     const Entry& e = kEntries[i];
     if (std::strcmp(e.dtype, dtype) != 0 || e.depth != depth) continue;
     const bool same_kv = std::strcmp(e.kv, kv) == 0;
     const bool same_mask = std::strcmp(e.mask, mask) == 0;
-    int d = 16 * (e.ragged != ragged) + 8 * !same_kv + 4 * !same_mask +
+    int d = 16 * !same_kv + 8 * (e.ragged != ragged) + 4 * !same_mask +
             2 * iabs(ilog2(e.group) - ilog2(group)) +
             iabs(ilog2(e.work_units) - ilog2(batch_kv_heads)) + iabs(e.length_log2 - len);
     if (same_kv && same_mask && e.group == group && e.work_units == batch_kv_heads &&
@@ -126,13 +131,22 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
       best = d;
       c.entry = &e;
     }
+    if (e.ragged_plan != 0 && same_kv && d < plan_best) {
+      plan_best = d;
+      ragged_plan = e.ragged_plan;
+    }
   }
   if (c.entry == nullptr) return c;
   c.is_exact = best == -1;
-  // A plan (partitions < 0) adapts to the lengths and SM count at run time: kept everywhere.
-  c.partitions = c.entry->partitions < 0 || (c.is_exact && sm_count == kMeasuredSmCount)
-                     ? c.entry->partitions
-                     : auto_partitions(sm_count, batch_kv_heads * ((group + c.entry->bm - 1) / c.entry->bm), keys);
+  // A plan (partitions < 0) adapts to the lengths and SM count at run time: it carries over.
+  if (c.is_exact && sm_count == kMeasuredSmCount)
+    c.partitions = c.entry->partitions;
+  else if (ragged && ragged_plan != 0)
+    c.partitions = ragged_plan;
+  else if (c.entry->partitions < 0)
+    c.partitions = c.entry->partitions;
+  else
+    c.partitions = auto_partitions(sm_count, batch_kv_heads * ((group + c.entry->bm - 1) / c.entry->bm), keys);
   return c;
 }
 

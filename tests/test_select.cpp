@@ -187,6 +187,110 @@ TEST(Select, RaggedBatchesHaveTheirOwnBucketsAndFindThemFirst) {
   EXPECT_GT(far_uniform.partitions, 0) << "a count is replaced by the rule";
 }
 
+TEST(Select, RaggedBatchOutsideItsBucketTakesTheRaggedPlanOfItsCacheKind) {
+  // Ragged contiguous and paged batches whose best plans differ (1 and 2 blocks per SM), and a
+  // paged ragged bucket that chose a count. A ragged shape no bucket measured takes the best
+  // plan of the nearest ragged bucket of its own cache kind, never the other kind's: plans'
+  // knobs depend on the kind (paged steps want 2 blocks per SM, docs/performance.md).
+  Report r;
+  r.meta.gpu_name = "G";
+  r.meta.sm_count = kSmCount;
+  const KernelTraits t = tile(64, 4);
+  const int plan1 = encode_split_plan({1, 512}), plan2 = encode_split_plan({2, 128});
+  auto ragged = [](ResultRow row, const std::string& kv) {
+    row.problem.name += "_ragged_" + kv;
+    row.problem.kv = kv;
+    row.problem.lengths = "ragged4096-100-100-100";
+    row.problem.ragged_lengths = {4096, 100, 100, 100};
+    return row;
+  };
+  r.rows.push_back(ragged(make_row(t, 4, 4096, plan1, 20.0), "contig"));
+  r.rows.push_back(ragged(make_row(t, 4, 4096, plan2, 30.0), "contig"));
+  r.rows.push_back(ragged(make_row(t, 4, 4096, 8, 25.0), "paged"));
+  r.rows.push_back(ragged(make_row(t, 4, 4096, plan1, 40.0), "paged"));
+  r.rows.push_back(ragged(make_row(t, 4, 4096, plan2, 26.0), "paged"));
+  r.rows.push_back(make_row(t, 4, 4096, 4, 30.0));  // a uniform contiguous bucket
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.buckets.size(), 3u);
+  for (const BucketChoice& b : s.buckets) {
+    if (!b.key.ragged) continue;
+    EXPECT_EQ(b.partitions, b.key.kv == "contig" ? plan1 : 8) << bucket_name(b.key);
+    EXPECT_EQ(b.ragged_plan, b.key.kv == "contig" ? plan1 : plan2) << bucket_name(b.key);
+  }
+  const ConfigLookup paged =
+      lookup_config(s, "bf16", 128, 4, "paged", "null", 256, 1 << 16, kSmCount, true);
+  ASSERT_NE(paged.bucket, nullptr);
+  EXPECT_FALSE(paged.is_exact);
+  EXPECT_EQ(paged.bucket->key.kv, "paged") << "the tile comes from the same cache kind";
+  EXPECT_EQ(paged.partitions, plan2) << "its kind's best plan, not the bucket's count";
+  const ConfigLookup contig =
+      lookup_config(s, "bf16", 128, 4, "contig", "null", 256, 1 << 16, kSmCount, true);
+  ASSERT_NE(contig.bucket, nullptr);
+  EXPECT_EQ(contig.partitions, plan1);
+  // No ragged bucket of this kind: the nearest bucket (a tie of the ragged ones, broken by
+  // order: contig) and its choice, a plan, which carries over.
+  const ConfigLookup hnd =
+      lookup_config(s, "bf16", 128, 4, "paged_hnd", "null", 256, 1 << 16, kSmCount, true);
+  ASSERT_NE(hnd.bucket, nullptr);
+  EXPECT_EQ(hnd.bucket->key.kv, "contig");
+  EXPECT_EQ(hnd.partitions, plan1);
+
+  // The generated header answers the same.
+  if (std::system("c++ --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no system C++ compiler (c++) to compile the generated header";
+  }
+  const auto dir = temp_dir();
+  const std::string report = (dir / "ragged_kinds.json").string();
+  write_report_json(report, r.meta, r.rows);
+  ASSERT_EQ(run_select({report}, "", (dir / "mha_tune_defaults.h").string()), 0);
+  std::string checks;
+  int n = 0;
+  for (const char* kv : {"contig", "paged", "paged_hnd"}) {
+    for (bool is_ragged : {true, false}) {
+      const ConfigLookup l = lookup_config(s, "bf16", 128, 4, kv, "null", 256, 1 << 16, kSmCount, is_ragged);
+      checks += std::string("  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"") +
+                kv + "\", \"null\", 256, 65536, " + std::to_string(kSmCount) + ", " +
+                (is_ragged ? "true" : "false") + ");\n    if (!c.entry || std::strcmp(c.entry->kv, \"" +
+                l.bucket->key.kv + "\") != 0 || c.partitions != " + std::to_string(l.partitions) +
+                ") return " + std::to_string(++n) + "; }\n";
+    }
+  }
+  const std::string program = (dir / "use_ragged_defaults.cpp").string();
+  std::ofstream(program) << "#include <cstring>\n#include \"mha_tune_defaults.h\"\nint main() {\n"
+                         << checks << "  return 0;\n}\n";
+  const std::string exe = (dir / "use_ragged_defaults").string();
+  const std::string compile = "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I" + dir.string() +
+                              " " + program + " -o " + exe;
+  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+  const int rc = std::system(exe.c_str());
+  EXPECT_EQ(rc, 0) << "select_config disagrees with the host lookup on check "
+                   << (WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+}
+
+TEST(Select, RaggedHoldoutHalvesKeepEachMixsCacheKindsTogether) {
+  // Four mixes, each contiguous and paged: each half holds two whole mixes (four problems),
+  // not every contiguous problem in one half and every paged one in the other.
+  Report r;
+  r.meta.gpu_name = "G";
+  r.meta.sm_count = kSmCount;
+  const KernelTraits t = tile(64, 4);
+  for (int mix = 0; mix < 4; ++mix) {
+    for (const char* kv : {"contig", "paged"}) {
+      for (int p : {1, 4}) {
+        ResultRow row = make_row(t, 4, 4096, p, p == 4 ? 40.0 : 50.0);
+        row.problem.name = "mix" + std::to_string(mix) + "_" + kv;
+        row.problem.kv = kv;
+        row.problem.ragged_lengths = {4096, 100 + mix, 100, 100};
+        row.problem.lengths = "ragged" + std::to_string(mix);
+        r.rows.push_back(row);
+      }
+    }
+  }
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.ragged_holdout.size(), 2u);
+  for (const HoldoutCost& h : s.ragged_holdout) EXPECT_EQ(h.problems, 4) << "half " << h.half;
+}
+
 TEST(Select, ChoosesTheModelOptimumPerBucket) {
   const Selection s = select_defaults({synthetic_report()}, {"synthetic.json"});
   EXPECT_EQ(s.buckets.size(), 16u);  // one bucket per (batch, length)

@@ -3,6 +3,7 @@
 #include "select.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -123,6 +124,19 @@ std::vector<BucketChoice> choose_buckets(const Subset& problems) {
     c.kernel = best->second.row->kernel;
     c.traits = best->second.row->traits;
     c.partitions = best->first.second;
+    if (key.ragged) {  // the best plan on the chosen tile, by the same order
+      const std::pair<const std::pair<std::string, int>, Score>* plan = nullptr;
+      for (const auto& entry : scores) {
+        if (entry.first.first != best->first.first || !is_split_plan(entry.first.second)) continue;
+        const Score& a = entry.second;
+        if (!plan || a.covered > plan->second.covered ||
+            (a.covered == plan->second.covered &&
+             a.log_sum / a.covered < plan->second.log_sum / plan->second.covered - 1e-12)) {
+          plan = &entry;
+        }
+      }
+      if (plan) c.ragged_plan = plan->first.second;
+    }
     c.problems = static_cast<int>(members.size());
     c.covered = best->second.covered;
     c.geomean_cost = std::exp(best->second.log_sum / best->second.covered);
@@ -284,8 +298,11 @@ std::vector<SplitRuleCost> split_rule_costs(const Selection& s, const Subset& pr
 }
 
 // Raggedness weighs most: whether one split fits the whole batch decides more than the cache kind.
+// A different cache kind weighs most: a tile that suits contiguous caches can be 1.2-1.5x slower
+// on paged ones (docs/performance.md, run 21). Raggedness decides the split more than the tile,
+// and a ragged batch takes its plan from a ragged bucket (lookup_config).
 int bucket_distance(const BucketKey& a, const BucketKey& b) {
-  return 16 * (a.ragged != b.ragged) + 8 * (a.kv != b.kv) + 4 * (a.mask != b.mask) +
+  return 16 * (a.kv != b.kv) + 8 * (a.ragged != b.ragged) + 4 * (a.mask != b.mask) +
          2 * std::abs(ilog2(a.group) - ilog2(b.group)) +
          std::abs(ilog2(a.work_units) - ilog2(b.work_units)) +
          std::abs(a.length_log2 - b.length_log2);
@@ -373,6 +390,7 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
   BucketKey want{dtype, depth, group, kv, mask, batch_kv_heads, length_log2(keys), ragged};
   ConfigLookup l;
   int best_distance = std::numeric_limits<int>::max();
+  int ragged_plan = 0, plan_distance = std::numeric_limits<int>::max();
   for (const BucketChoice& b : s.buckets) {  // sorted: ties go to the first, as in the header
     if (b.key.dtype != dtype || b.key.depth != depth) continue;
     const int d = b.key == want ? -1 : bucket_distance(b.key, want);
@@ -380,15 +398,26 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
       best_distance = d;
       l.bucket = &b;
     }
+    if (b.ragged_plan != 0 && b.key.kv == kv && d < plan_distance) {
+      plan_distance = d;
+      ragged_plan = b.ragged_plan;
+    }
   }
   if (!l.bucket) return l;
   l.is_exact = best_distance == -1;
   // A plan adapts to the lengths and the SM count when it runs, so it carries over to nearby
-  // shapes and other GPUs; a fixed count does not, and the rule replaces it there.
-  l.partitions = is_split_plan(l.bucket->partitions) || (l.is_exact && sm_count == s.sm_count)
-                     ? l.bucket->partitions
-                     : auto_partitions(s.rule, sm_count,
-                                       rule_work_units(batch_kv_heads, group, l.bucket->traits.bm), keys);
+  // shapes and other GPUs; a fixed count does not. Held out, ragged batches cost up to 1.34x
+  // the best with another kind's bucket's plan and 1.27x with the rule's one count for every
+  // sequence (run 20's ragged suite), hence a ragged bucket's plan of the same kv.
+  if (l.is_exact && sm_count == s.sm_count)
+    l.partitions = l.bucket->partitions;
+  else if (ragged && ragged_plan != 0)
+    l.partitions = ragged_plan;
+  else if (is_split_plan(l.bucket->partitions))
+    l.partitions = l.bucket->partitions;
+  else
+    l.partitions = auto_partitions(s.rule, sm_count,
+                                   rule_work_units(batch_kv_heads, group, l.bucket->traits.bm), keys);
   return l;
 }
 
@@ -530,18 +559,28 @@ Selection select_defaults(const std::vector<Report>& reports,
       s.holdout.push_back(h);
     }
   }
-  // Ragged batches in two halves (alternately, in name order): refit without one half (the
-  // uniform problems stay in), evaluate on it, then the other way round.
+  // Ragged batches in two halves of their length mixes (alternately, mixes in the order of their
+  // first problem's name): refit without one half (the uniform problems stay in), evaluate on
+  // it, then the other way round. A mix is one list of lengths: its contiguous and paged
+  // problems fall in the same half, so each half holds both cache kinds (alternating problems
+  // by name put every contiguous batch in one half and every paged one in the other).
   Subset ragged;
   for (const MeasuredProblem* q : all)
     if (!q->shape.lengths.empty()) ragged.push_back(q);
-  if (ragged.size() >= 4) {
+  // A mix's key: its lengths (an older report without them: the problem's name).
+  auto mix_key = [](const MeasuredProblem* q) {
+    return q->shape.ragged_lengths.empty() ? q->shape.name
+                                           : fmt::format("{}", fmt::join(q->shape.ragged_lengths, ","));
+  };
+  std::map<std::string, int> mix_index;  // mix -> order of first appearance
+  for (const MeasuredProblem* q : ragged) mix_index.emplace(mix_key(q), static_cast<int>(mix_index.size()));
+  if (ragged.size() >= 4 && mix_index.size() >= 2) {
     for (int half = 0; half < 2; ++half) {
       Subset train, test;
       for (const MeasuredProblem* q : all)
         if (q->shape.lengths.empty()) train.push_back(q);
-      for (size_t i = 0; i < ragged.size(); ++i)
-        (static_cast<int>(i % 2) == half ? test : train).push_back(ragged[i]);
+      for (const MeasuredProblem* q : ragged)
+        (mix_index.at(mix_key(q)) % 2 == half ? test : train).push_back(q);
       HoldoutCost h = held_out(train, test);
       h.half = half;
       s.ragged_holdout.push_back(h);
@@ -569,6 +608,7 @@ json selection_to_json(const Selection& s) {
                            {"tile", tile_to_json(b.traits)},
                            {"partitions", b.partitions},
                            {"split", split_label(b.partitions)},
+                           {"ragged_plan", b.ragged_plan},
                            {"problems", b.problems},
                            {"covered", b.covered},
                            {"geomean_cost", b.geomean_cost},
@@ -681,6 +721,9 @@ struct Entry {
   // > 0: that many equal partitions per sequence; < 0: mha-tune's balanced split plan
   // (src/sweep/split_plan.h) with -partitions = blocks_per_sm * 2^21 + min_chunk_keys.
   int partitions;
+  // Ragged buckets: the best plan on this tile (0: none), for ragged batches of the same kv
+  // outside every measured bucket.
+  int ragged_plan;
   const char* kernel;  // the measured instance with this tile
 };
 
@@ -700,10 +743,10 @@ struct Choice {
   for (const BucketChoice& b : s.buckets) {
     const KernelTraits& t = b.traits;
     h += fmt::format(
-        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
+        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
         c_string(b.key.dtype), b.key.depth, b.key.group, c_string(b.key.kv), c_string(b.key.mask),
         b.key.work_units, b.key.length_log2, b.key.ragged ? "true" : "false", t.bm, t.bn, t.bk, t.wm, t.wn, t.threads, t.stages,
-        t.warp_split_k ? "true" : "false", b.partitions, c_string(b.kernel));
+        t.warp_split_k ? "true" : "false", b.partitions, b.ragged_plan, c_string(b.kernel));
   }
   h += "};\n";
   h += "constexpr int kNumEntries = static_cast<int>(sizeof(kEntries) / sizeof(kEntries[0]));\n";
@@ -734,22 +777,24 @@ inline int auto_partitions(int sm_count, int work_units, int keys) {
 }
 
 // The shape's bucket if measured; else the nearest bucket of the same dtype and depth (distance:
-// raggedness 16, kv 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length
-// octave) with partitions from the rule. The rule also replaces a bucket's partitions on a GPU
-// with another SM count than the one measured. `keys` is the longest sequence; `ragged`: the
-// batch's lengths differ.
+// kv 16, raggedness 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length
+// octave) gives the tile, and the partitions are, for a ragged batch, the ragged_plan of the
+// nearest ragged bucket of the same kv that has one; else the bucket's plan, else the rule's
+// count. The rule also replaces a bucket's count on a GPU with another SM count than the one
+// measured. `keys` is the longest sequence; `ragged`: the batch's lengths differ.
 inline Choice select_config(const char* dtype, int depth, int group, const char* kv,
                             const char* mask, int batch_kv_heads, int keys, int sm_count,
                             bool ragged = false) {
   Choice c{nullptr, 1, false};
   int best = 0x7fffffff;
+  int ragged_plan = 0, plan_best = 0x7fffffff;
   const int len = ilog2(keys);
   for (int i = 0; i < kNumEntries; ++i) {
     const Entry& e = kEntries[i];
     if (std::strcmp(e.dtype, dtype) != 0 || e.depth != depth) continue;
     const bool same_kv = std::strcmp(e.kv, kv) == 0;
     const bool same_mask = std::strcmp(e.mask, mask) == 0;
-    int d = 16 * (e.ragged != ragged) + 8 * !same_kv + 4 * !same_mask +
+    int d = 16 * !same_kv + 8 * (e.ragged != ragged) + 4 * !same_mask +
             2 * iabs(ilog2(e.group) - ilog2(group)) +
             iabs(ilog2(e.work_units) - ilog2(batch_kv_heads)) + iabs(e.length_log2 - len);
     if (same_kv && same_mask && e.group == group && e.work_units == batch_kv_heads &&
@@ -760,13 +805,22 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
       best = d;
       c.entry = &e;
     }
+    if (e.ragged_plan != 0 && same_kv && d < plan_best) {
+      plan_best = d;
+      ragged_plan = e.ragged_plan;
+    }
   }
   if (c.entry == nullptr) return c;
   c.is_exact = best == -1;
-  // A plan (partitions < 0) adapts to the lengths and SM count at run time: kept everywhere.
-  c.partitions = c.entry->partitions < 0 || (c.is_exact && sm_count == kMeasuredSmCount)
-                     ? c.entry->partitions
-                     : auto_partitions(sm_count, batch_kv_heads * ((group + c.entry->bm - 1) / c.entry->bm), keys);
+  // A plan (partitions < 0) adapts to the lengths and SM count at run time: it carries over.
+  if (c.is_exact && sm_count == kMeasuredSmCount)
+    c.partitions = c.entry->partitions;
+  else if (ragged && ragged_plan != 0)
+    c.partitions = ragged_plan;
+  else if (c.entry->partitions < 0)
+    c.partitions = c.entry->partitions;
+  else
+    c.partitions = auto_partitions(sm_count, batch_kv_heads * ((group + c.entry->bm - 1) / c.entry->bm), keys);
   return c;
 }
 

@@ -63,6 +63,10 @@ struct BucketChoice {
   std::string kernel;   // a kernel with the chosen tile (out_dtype and sink variants share it)
   KernelTraits traits;  // the tile parameters are what the choice is about
   int partitions = 1;
+  // Ragged buckets: the best split plan measured on the chosen tile (0: none), which ragged
+  // batches outside any measured bucket take (lookup_config); plans' knobs depend on the cache
+  // kind, so only buckets of the same kv lend theirs.
+  int ragged_plan = 0;
   int problems = 0;  // distinct problems measured in the bucket
   int covered = 0;   // of which the chosen (tile, partitions) was measured on
   double geomean_cost = 1, worst_cost = 1;  // time / best time over the covered problems
@@ -132,8 +136,10 @@ struct ConfigLookup {
   int partitions = 1;
 };
 // Exact bucket: its tile and partitions (partitions from the rule when sm_count differs from the
-// GPU measured). Else the nearest bucket of the same dtype and depth (distance: kv 8, mask 4,
-// 2 per octave of group, 1 per octave of work units, 1 per length bucket) and rule partitions.
+// GPU measured). Else the nearest bucket of the same dtype and depth (distance: kv 16,
+// raggedness 8, mask 4, 2 per octave of group, 1 per octave of work units, 1 per length bucket)
+// gives the tile; a ragged batch takes the ragged_plan of the nearest ragged bucket of the same
+// kv that has one, any other batch the bucket's plan or, for a count, the rule's partitions.
 ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int depth, int group,
                            const std::string& kv, const std::string& mask, int batch_kv_heads,
                            int keys, int sm_count, bool ragged = false);
