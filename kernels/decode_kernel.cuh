@@ -3,8 +3,10 @@
 // K/V tiles stream through a cp.async multistage pipeline, Q·Kᵀ and P·V run on m16n8k16 tensor
 // cores, and the FA2 online softmax (online_softmax.cuh) folds each tile into (max, sum, output).
 // Two code paths: without warp split-K the warps share each tile's softmax through shared
-// memory; with it each warp owns its own keys and the warps merge once, at the end. The body
-// reads as the algorithm; each stage is a function of decode_stages.cuh.
+// memory; with it each warp owns its own keys and the warps merge once, at the end. Two MMA
+// orientations: the block's query heads are the MMA rows (RowsMath, decode_stages.cuh) or, with
+// BM = 8, its columns (ColumnsMath, decode_stages_columns.cuh). The body reads as the algorithm;
+// each stage is a function of those files.
 #pragma once
 
 #include <math.h>

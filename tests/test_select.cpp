@@ -53,6 +53,24 @@ double model_us(int bn, int work_units, int keys, int p) {
   return tile_factor * 0.05 * work_units * keys / blocks + 2.0 + (p > 1 ? 3.0 + 0.002 * p : 0);
 }
 
+// Compiles `checks` (statements returning a nonzero check number on a mismatch) in main() against
+// the generated header in `dir`, runs it, and returns its exit status (0: every check agreed).
+int run_header_checks(const std::filesystem::path& dir, const std::string& name,
+                      const std::string& checks) {
+  const std::string program = (dir / (name + ".cpp")).string();
+  std::ofstream(program) << "#include <cstring>\n#include \"mha_tune_defaults.h\"\nint main() {\n"
+                         << checks << "  return 0;\n}\n";
+  const std::string exe = (dir / name).string();
+  const std::string compile = "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I" + dir.string() +
+                              " " + program + " -o " + exe;
+  if (std::system(compile.c_str()) != 0) {
+    ADD_FAILURE() << "does not compile: " << compile;
+    return -1;
+  }
+  const int rc = std::system(exe.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 Report synthetic_report() {
   Report r;
   r.meta.gpu_name = "NVIDIA H200";
@@ -255,16 +273,8 @@ TEST(Select, RaggedBatchOutsideItsBucketTakesTheRaggedPlanOfItsCacheKind) {
                 ") return " + std::to_string(++n) + "; }\n";
     }
   }
-  const std::string program = (dir / "use_ragged_defaults.cpp").string();
-  std::ofstream(program) << "#include <cstring>\n#include \"mha_tune_defaults.h\"\nint main() {\n"
-                         << checks << "  return 0;\n}\n";
-  const std::string exe = (dir / "use_ragged_defaults").string();
-  const std::string compile = "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I" + dir.string() +
-                              " " + program + " -o " + exe;
-  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
-  const int rc = std::system(exe.c_str());
-  EXPECT_EQ(rc, 0) << "select_config disagrees with the host lookup on check "
-                   << (WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+  EXPECT_EQ(run_header_checks(dir, "use_ragged_defaults", checks), 0)
+      << "select_config disagrees with the host lookup on that check";
 }
 
 TEST(Select, RaggedHoldoutHalvesKeepEachMixsCacheKindsTogether) {
@@ -448,16 +458,8 @@ TEST(Select, GeneratedHeaderCompilesAndAgreesWithHostLookup) {
   checks +=
       "  if (mha_tune_defaults::select_config(\"fp16\", 64, 1, \"paged\", \"null\", 1, 1, "
       "132).entry != nullptr) return 250;\n";
-  const std::string program = (dir / "use_defaults.cpp").string();
-  std::ofstream(program) << "#include \"mha_tune_defaults.h\"\nint main() {\n"
-                         << checks << "  return 0;\n}\n";
-  const std::string exe = (dir / "use_defaults").string();
-  const std::string compile = "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I" + dir.string() +
-                              " " + program + " -o " + exe;
-  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
-  const int rc = std::system(exe.c_str());
-  EXPECT_EQ(rc, 0) << "select_config disagrees with the host lookup on check "
-                   << (WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+  EXPECT_EQ(run_header_checks(dir, "use_defaults", checks), 0)
+      << "select_config disagrees with the host lookup on that check";
 }
 
 TEST(Select, HeaderIsRewrittenOnlyWhenItChanges) {
