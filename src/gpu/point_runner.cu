@@ -115,6 +115,9 @@ std::vector<float> StepBuffers::download_output(const std::string& out_dtype) co
     case Dtype::kFp32: fetch(float{}); break;
     case Dtype::kFp16: fetch(__half{}); break;
     case Dtype::kBf16: fetch(__nv_bfloat16{}); break;
+    case Dtype::kE4m3:
+    case Dtype::kE5m2:
+      throw std::logic_error("StepBuffers::download_output: an fp8 output dtype (outputs are 16- or 32-bit)");
   }
   return result;
 }
