@@ -13,6 +13,7 @@
 
 #include <type_traits>
 
+#include "cluster_combine.cuh"
 #include "decode_params.cuh"
 #include "decode_stages.cuh"
 #include "decode_stages_columns.cuh"
@@ -168,6 +169,12 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   const MergeArea<T> merge(smem);
   math.to_merge_area(merge, warp_m, warp_n, lane);
   __syncthreads();
+  // A cluster launch (the launcher sets cluster_combine only for one: 2..8 fixed partitions) combines
+  // the partitions through distributed shared memory and writes the output.
+  if (p.cluster_combine) {
+    cluster_combine_rows<T>(p, merge, w, head0, rows, tid);
+    return;
+  }
   write_rows<T>(p, merge, w, head0, rows, tid);
 
   // Fused reduce: the last partition of these rows to finish combines all of them, which saves

@@ -1,5 +1,6 @@
 // launch_decode<Traits>: one decode step of one kernel instance (decode kernel, then the split-K
-// reduce when some sequence has more than one partition). Each generated .cu instantiates it once.
+// reduce when some sequence has more than one partition, unless the decode kernel combines the
+// partitions itself: fused, or in a cluster). Each generated .cu instantiates it once.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "cluster_combine.cuh"
 #include "decode_kernel.cuh"
 #include "decode_params.cuh"
 #include "decode_traits.cuh"
@@ -43,6 +45,26 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
     args.split_counters = nullptr;
   const dim3 grid = planned ? dim3(p.kv_heads * T::kBlocksPerKvHead, p.work_capacity, 1)
                             : dim3(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
+  args.cluster_combine =
+      p.cluster_combine && !planned && p.partitions >= 2 && p.partitions <= kMaxClusterPartitions;
+  if (args.cluster_combine) {
+    // The P partitions of a row block (grid x) form one cluster and combine in the kernel.
+    args.split_counters = nullptr;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(T::kThreads);
+    config.dynamicSmemBytes = T::kSmemBytes;
+    config.stream = stream;
+    cudaLaunchAttribute cluster = {};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(p.partitions);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, decode_kernel<T>, args);
+  }
+  if (p.cluster_combine) args.programmatic_reduce = true;  // no cluster for this split
   decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(args);
   err = cudaGetLastError();
   if (err != cudaSuccess || (!planned && p.partitions == 1) || args.split_counters != nullptr) return err;

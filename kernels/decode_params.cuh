@@ -53,6 +53,11 @@ struct DecodeParams {
   // With partitions > 1 and no split counters: launch the separate reduce with programmatic
   // dependent launch, so its launch overlaps the decode kernel's tail.
   bool programmatic_reduce = false;
+  // Ask for the cluster combine: with 2..8 fixed partitions the launcher makes each row block's
+  // partitions a thread-block cluster that combines them through distributed shared memory
+  // (cluster_combine.cuh), with no partials and no second launch; otherwise (a plan, P = 1 or
+  // P > 8) it runs the programmatic reduce. The kernel sees it set only in a cluster launch.
+  bool cluster_combine = false;
   // A balanced split plan, in fixed-size device buffers so one captured graph replays for any
   // lengths the capacity holds. Null `work`: every sequence splits into `partitions` equal parts.
   // With a plan the grid is (KV heads x row blocks, work_capacity); items at or past *work_count

@@ -87,8 +87,8 @@ TEST(Kernels, EveryCompiledKernelPassesTheBasicSuite) {
       ProblemData data(p, 1);
       const auto ref = reference_output(p, data);
       for (int partitions : p.partitions)
-        for (ReduceMode mode :
-             {ReduceMode::kFused, ReduceMode::kSeparate, ReduceMode::kProgrammatic}) {
+        for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate,
+                                ReduceMode::kProgrammatic, ReduceMode::kCluster}) {
           const VerifyOutcome r = verify_point(k, p, data, partitions, ref, mode);
           EXPECT_EQ(r.status, Status::kPassed)
               << k.name << " " << p.shape.name << " p" << partitions << " reduce mode "
@@ -118,7 +118,8 @@ TEST(Kernels, DeliberatelyBrokenKernelsFailVerification) {
     Problem p = make_problem(c.bad.traits, c.spec);
     ProblemData data(p, 1);
     const auto ref = reference_output(p, data);
-    for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate, ReduceMode::kProgrammatic}) {
+    for (ReduceMode mode : {ReduceMode::kFused, ReduceMode::kSeparate, ReduceMode::kProgrammatic,
+                            ReduceMode::kCluster}) {
       const VerifyOutcome bad = verify_point(c.bad, p, data, c.partitions, ref, mode);
       EXPECT_EQ(bad.status, Status::kIncorrect) << c.bad.name << " passed " << p.shape.name;
     }

@@ -467,7 +467,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
   cmd->add_flag("--resume", o->resume, "Continue the journal of --out where it stopped");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default: a separate reduce launch with programmatic dependent launch, measured fastest), separate (a plain second launch) or fused into the decode kernel");
+  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default: a separate reduce launch with programmatic dependent launch, measured fastest), separate (a plain second launch), fused into the decode kernel, or cluster (2..8 fixed partitions combine in the decode launch through distributed shared memory; other splits use programmatic)");
   cmd->add_flag("--warm", o->warm, "Do not rotate inputs beyond the L2 (warm-cache timing)");
   cmd->add_option("--time-budget", o->time_budget_s, "Seconds of sampling per point at most");
   cmd->add_option("--target-error", o->target_error, "Stop sampling once the median's relative error is below this");

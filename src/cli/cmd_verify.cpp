@@ -163,7 +163,7 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(CLI::NonNegativeNumber);
   cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default), separate or fused");
+  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default), separate, fused or cluster");
   cmd->add_flag("--quiet", o->quiet, "Print only failures and the summary");
   cmd->callback([o] { set_command_exit(run_verify(*o)); });
 }

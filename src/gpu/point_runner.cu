@@ -8,6 +8,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "cluster_combine.cuh"
 #include "ptx.cuh"
 #include "kinds.h"
 
@@ -17,12 +18,14 @@ ReduceMode reduce_mode_from_name(const std::string& name) {
   if (name == "fused") return ReduceMode::kFused;
   if (name == "separate") return ReduceMode::kSeparate;
   if (name == "programmatic") return ReduceMode::kProgrammatic;
-  throw UsageError(fmt::format("--reduce: '{}' is not one of fused, separate, programmatic", name));
+  if (name == "cluster") return ReduceMode::kCluster;
+  throw UsageError(fmt::format("--reduce: '{}' is not one of fused, separate, programmatic, cluster", name));
 }
 
 StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int partitions_,
                          ReduceMode mode)
     : programmatic_reduce(mode == ReduceMode::kProgrammatic),
+      cluster_combine(mode == ReduceMode::kCluster),
       partitions(partitions_),
       batch(problem.shape.batch) {
   const ProblemShape& s = problem.shape;
@@ -76,6 +79,8 @@ void StepBuffers::replan(const std::vector<VisibleRange>& visible, cudaStream_t 
 
 long long StepBuffers::partial_rows_per_head() const {
   if (is_split_plan(partitions)) return plan.partial_rows_per_head;
+  // A cluster combine keeps the partitions' rows in distributed shared memory (launch_decode).
+  if (cluster_combine && partitions >= 2 && partitions <= kMaxClusterPartitions) return 0;
   return partitions > 1 ? static_cast<long long>(batch) * partitions : 0;
 }
 
@@ -86,6 +91,7 @@ void StepBuffers::attach(DecodeParams& p) const {
   p.partial_sum = partial_sum.get<float>();
   p.split_counters = split_counters.get<unsigned>();
   p.programmatic_reduce = programmatic_reduce;
+  p.cluster_combine = cluster_combine;
   if (is_split_plan(partitions)) {
     p.partitions = 1;  // unused with a plan, but launch_decode checks it is valid
     p.work = work.get<WorkItem>();
@@ -115,6 +121,9 @@ std::vector<float> StepBuffers::download_output(const std::string& out_dtype) co
     case Dtype::kFp32: fetch(float{}); break;
     case Dtype::kFp16: fetch(__half{}); break;
     case Dtype::kBf16: fetch(__nv_bfloat16{}); break;
+    case Dtype::kE4m3:
+    case Dtype::kE5m2:
+      throw std::logic_error("StepBuffers::download_output: an fp8 output dtype (outputs are 16- or 32-bit)");
   }
   return result;
 }

@@ -22,7 +22,7 @@ namespace mha {
 // points of an H200 A/B, up to 0.5 us at batch 1 and 512 keys, docs/performance.md), by a plain
 // second launch, or inside the decode kernel by the last block of each row block (one launch per
 // step; 13% slower than the separate launch over the g4 sweep's split points).
-enum class ReduceMode { kFused, kSeparate, kProgrammatic };
+enum class ReduceMode { kFused, kSeparate, kProgrammatic, kCluster };
 ReduceMode reduce_mode_from_name(const std::string& name);  // throws UsageError
 
 // Output and split-K partial buffers sized for one problem and split: a partition count, or a
@@ -43,6 +43,7 @@ struct StepBuffers {
 
   DeviceBuffer out, partial_out, partial_max, partial_sum, split_counters;
   bool programmatic_reduce = false;
+  bool cluster_combine = false;
   // Plans only: the work list and per-sequence splits, and the last plan made on the host.
   DeviceBuffer work, work_count, seq_splits;
   SplitPlanTarget plan_target;
