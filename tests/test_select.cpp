@@ -44,6 +44,16 @@ ResultRow make_row(const KernelTraits& t, int batch, int keys, int partitions, d
   return r;
 }
 
+// The same row as a ragged batch (one 4,096-key sequence among three of 100), on cache `kv` when
+// one is given (named apart).
+ResultRow as_ragged(ResultRow row, const std::string& kv = "") {
+  row.problem.name += kv.empty() ? "_ragged" : "_ragged_" + kv;
+  if (!kv.empty()) row.problem.kv = kv;
+  row.problem.lengths = "ragged4096-100-100-100";
+  row.problem.ragged_lengths = {4096, 100, 100, 100};
+  return row;
+}
+
 // A memory-bound model: the step streams wu * keys units at a rate that grows with the blocks in
 // flight up to two per SM, plus a launch, plus a reduce launch when split. Tile bn32 is faster
 // below 1024 keys, bn64 above.
@@ -174,18 +184,12 @@ TEST(Select, RaggedBatchesHaveTheirOwnBucketsAndFindThemFirst) {
   r.meta.sm_count = kSmCount;
   const KernelTraits t = tile(64, 4);
   const int plan = encode_split_plan({1, 256});
-  auto ragged = [](ResultRow row) {
-    row.problem.name += "_ragged";
-    row.problem.lengths = "ragged4096-100-100-100";
-    row.problem.ragged_lengths = {4096, 100, 100, 100};
-    return row;
-  };
   for (int p : {1, 4}) {
     r.rows.push_back(make_row(t, 4, 4096, p, p == 4 ? 50.0 : 80.0));
-    r.rows.push_back(ragged(make_row(t, 4, 4096, p, p == 4 ? 40.0 : 45.0)));
+    r.rows.push_back(as_ragged(make_row(t, 4, 4096, p, p == 4 ? 40.0 : 45.0)));
   }
   r.rows.push_back(make_row(t, 4, 4096, plan, 55.0));
-  r.rows.push_back(ragged(make_row(t, 4, 4096, plan, 20.0)));
+  r.rows.push_back(as_ragged(make_row(t, 4, 4096, plan, 20.0)));
   const Selection s = select_defaults({r}, {"r.json"});
   ASSERT_EQ(s.buckets.size(), 2u);
   EXPECT_EQ(s.buckets[0].key.ragged, false);
@@ -215,18 +219,11 @@ TEST(Select, RaggedBatchOutsideItsBucketTakesTheRaggedPlanOfItsCacheKind) {
   r.meta.sm_count = kSmCount;
   const KernelTraits t = tile(64, 4);
   const int plan1 = encode_split_plan({1, 512}), plan2 = encode_split_plan({2, 128});
-  auto ragged = [](ResultRow row, const std::string& kv) {
-    row.problem.name += "_ragged_" + kv;
-    row.problem.kv = kv;
-    row.problem.lengths = "ragged4096-100-100-100";
-    row.problem.ragged_lengths = {4096, 100, 100, 100};
-    return row;
-  };
-  r.rows.push_back(ragged(make_row(t, 4, 4096, plan1, 20.0), "contig"));
-  r.rows.push_back(ragged(make_row(t, 4, 4096, plan2, 30.0), "contig"));
-  r.rows.push_back(ragged(make_row(t, 4, 4096, 8, 25.0), "paged"));
-  r.rows.push_back(ragged(make_row(t, 4, 4096, plan1, 40.0), "paged"));
-  r.rows.push_back(ragged(make_row(t, 4, 4096, plan2, 26.0), "paged"));
+  r.rows.push_back(as_ragged(make_row(t, 4, 4096, plan1, 20.0), "contig"));
+  r.rows.push_back(as_ragged(make_row(t, 4, 4096, plan2, 30.0), "contig"));
+  r.rows.push_back(as_ragged(make_row(t, 4, 4096, 8, 25.0), "paged"));
+  r.rows.push_back(as_ragged(make_row(t, 4, 4096, plan1, 40.0), "paged"));
+  r.rows.push_back(as_ragged(make_row(t, 4, 4096, plan2, 26.0), "paged"));
   r.rows.push_back(make_row(t, 4, 4096, 4, 30.0));  // a uniform contiguous bucket
   const Selection s = select_defaults({r}, {"r.json"});
   ASSERT_EQ(s.buckets.size(), 3u);
