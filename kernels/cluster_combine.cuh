@@ -19,9 +19,6 @@
 
 namespace mha {
 
-// Partitions a cluster combine takes: the portable cluster size.
-constexpr int kMaxClusterPartitions = 8;
-
 template <class T>
 __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, const MergeArea<T>& m,
                                                      const BlockWork& w, int head0, int rows,

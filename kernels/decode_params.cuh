@@ -32,6 +32,9 @@ struct SeqSplit {
 //                  the writing and the reducing side. Each (sequence, head) owns `chunks`
 //                  consecutive rows: with fixed partitions row (b * heads + h) * partitions + c,
 //                  with a plan as SeqSplit says.
+// Partitions a cluster combine takes (DecodeParams::cluster_combine): the portable cluster size.
+constexpr int kMaxClusterPartitions = 8;
+
 struct DecodeParams {
   const void* q = nullptr;
   const void* k_cache = nullptr;

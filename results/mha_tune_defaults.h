@@ -25,6 +25,9 @@ struct Entry {
   // > 0: that many equal partitions per sequence; < 0: mha-tune's balanced split plan
   // (src/sweep/split_plan.h) with -partitions = blocks_per_sm * 2^21 + min_chunk_keys.
   int partitions;
+  // The partitions (2..8) combine inside the decode launch, in a thread-block cluster
+  // (DecodeParams::cluster_combine), instead of a reduce launch.
+  bool cluster_combine;
   // Ragged buckets: the best plan on this tile (0: none), for ragged batches of the same kv
   // outside every measured bucket.
   int ragged_plan;
@@ -35,7 +38,8 @@ struct Entry {
 struct Choice {
   const Entry* entry;
   int partitions;
-  bool is_exact;  // the shape's own bucket was measured
+  bool is_exact;         // the shape's own bucket was measured
+  bool cluster_combine;  // set DecodeParams::cluster_combine (the bucket's own split only)
 };
 
 constexpr int kMeasuredSmCount = 132;
@@ -44,36 +48,36 @@ constexpr int kRuleMinKeysPerPartition = 128;
 constexpr int kRuleMaxPartitions = 64;
 
 constexpr Entry kEntries[] = {
-    {"bf16", 128, 1, "contig", "null", 32, 9, false, 16, 128, 64, 16, 32, 128, 2, true, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s2_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 11, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 32, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 4, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 1, "contig", "null", 256, 9, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 1, "contig", "null", 256, 11, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 1, "contig", "null", 256, 13, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 1, "contig", "null", 256, 15, false, 16, 64, 32, 16, 16, 128, 2, true, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2_wsk"},
-    {"bf16", 128, 1, "contig", "null", 256, 17, false, 16, 64, 32, 16, 16, 128, 2, false, 1, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
-    {"bf16", 128, 4, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 4, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 4, "contig", "null", 8, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 8, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 13, false, 16, 128, 64, 16, 32, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 4, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 8, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
-    {"bf16", 128, 8, "contig", "null", 8, 13, false, 16, 64, 64, 16, 16, 128, 4, true, 16, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
-    {"bf16", 128, 8, "contig", "null", 8, 15, false, 16, 128, 64, 16, 32, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
-    {"bf16", 128, 8, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 9, false, 16, 128, 64, 16, 32, 128, 2, true, 1, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s2_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 11, false, 16, 64, 32, 16, 16, 128, 3, true, 4, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 4, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 4, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 32, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 4, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 1, "contig", "null", 256, 9, false, 16, 64, 32, 16, 16, 128, 2, false, 1, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 1, "contig", "null", 256, 11, false, 16, 64, 32, 16, 16, 128, 2, false, 1, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 1, "contig", "null", 256, 13, false, 16, 64, 32, 16, 16, 128, 2, false, 1, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 1, "contig", "null", 256, 15, false, 16, 64, 32, 16, 16, 128, 2, true, 1, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2_wsk"},
+    {"bf16", 128, 1, "contig", "null", 256, 17, false, 16, 64, 32, 16, 16, 128, 2, false, 1, false, 0, "decode_bf16_bf16_d128_g1_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s2"},
+    {"bf16", 128, 4, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 4, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 4, "contig", "null", 8, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 16, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 8, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 16, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 13, false, 16, 128, 64, 16, 32, 128, 3, true, 2, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 4, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, false, 0, "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 8, 9, false, 16, 128, 64, 16, 16, 256, 2, false, 4, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 8, "contig", "null", 8, 11, false, 16, 128, 64, 16, 16, 256, 2, false, 8, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn16_t256_s2"},
+    {"bf16", 128, 8, "contig", "null", 8, 13, false, 16, 64, 64, 16, 16, 128, 4, true, 16, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
+    {"bf16", 128, 8, "contig", "null", 8, 15, false, 16, 128, 64, 16, 32, 128, 3, true, 16, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 8, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 16, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 9, false, 16, 64, 64, 16, 16, 128, 4, true, 1, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk64_wm16_wn16_t128_s4_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 11, false, 16, 128, 64, 16, 32, 128, 3, true, 1, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn128_bk64_wm16_wn32_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 13, false, 16, 64, 32, 16, 16, 128, 3, true, 2, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 15, false, 16, 64, 32, 16, 16, 128, 3, true, 2, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
+    {"bf16", 128, 8, "contig", "null", 64, 17, false, 16, 64, 32, 16, 16, 128, 3, true, 2, false, 0, "decode_bf16_bf16_d128_g8_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk"},
 };
 constexpr int kNumEntries = static_cast<int>(sizeof(kEntries) / sizeof(kEntries[0]));
 
@@ -111,7 +115,7 @@ inline int auto_partitions(int sm_count, int work_units, int keys) {
 inline Choice select_config(const char* dtype, int depth, int group, const char* kv,
                             const char* mask, int batch_kv_heads, int keys, int sm_count,
                             bool ragged = false) {
-  Choice c{nullptr, 1, false};
+  Choice c{nullptr, 1, false, false};
   int best = 0x7fffffff;
   int ragged_plan = 0, plan_best = 0x7fffffff;
   const int len = ilog2(keys);
@@ -139,9 +143,10 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
   if (c.entry == nullptr) return c;
   c.is_exact = best == -1;
   // A plan (partitions < 0) adapts to the lengths and SM count at run time: it carries over.
-  if (c.is_exact && sm_count == kMeasuredSmCount)
+  if (c.is_exact && sm_count == kMeasuredSmCount) {
     c.partitions = c.entry->partitions;
-  else if (ragged && ragged_plan != 0)
+    c.cluster_combine = c.entry->cluster_combine;
+  } else if (ragged && ragged_plan != 0)
     c.partitions = ragged_plan;
   else if (c.entry->partitions < 0)
     c.partitions = c.entry->partitions;

@@ -98,6 +98,25 @@ TEST(Kernels, EveryCompiledKernelPassesTheBasicSuite) {
   }
 }
 
+// Cluster splits (partitions=clusterP) are chosen per point, whatever the run's reduce mode: each
+// verifies on every kernel with no partials allocated, ragged lengths included (a sequence shorter
+// than its partitions leaves some of a cluster's blocks without keys).
+TEST(Kernels, ClusterSplitsVerifyWithoutPartials) {
+  MHA_REQUIRE_GPU();
+  for (const KernelEntry& k : kernel_registry()) {
+    Problem p = make_problem(k.traits, "batch=3,kv_heads=2,lengths=700:1:4100,partitions=cluster2:cluster8");
+    ProblemData data(p, 1);
+    const auto ref = reference_output(p, data);
+    ASSERT_EQ(p.partitions.size(), 2u);
+    for (int split : p.partitions) {
+      ASSERT_TRUE(is_cluster_split(split));
+      EXPECT_EQ(StepBuffers(p, k.traits, split, ReduceMode::kSeparate).partial_out.bytes(), 0u);
+      const VerifyOutcome r = verify_point(k, p, data, split, ref, ReduceMode::kSeparate);
+      EXPECT_EQ(r.status, Status::kPassed) << k.name << " " << split_label(split) << ": " << r.reason;
+    }
+  }
+}
+
 // Each fault must be caught on a problem that exercises it, and its control must pass.
 TEST(Kernels, DeliberatelyBrokenKernelsFailVerification) {
   MHA_REQUIRE_GPU();

@@ -175,6 +175,45 @@ TEST(Select, ABucketChoosesASplitPlanWhereItIsFastestAndTheRuleIgnoresPlans) {
   EXPECT_NEAR(s.geomean_cost, 1.0, 1e-9);
 }
 
+TEST(Select, ABucketChoosesAClusterSplitWhereItIsFastestAndTheHeaderSaysSo) {
+  // Batch 1, 512 keys: the cluster combine of 4 partitions beats every reduce launch; batch 16,
+  // 32k keys: a fixed count wins. Cluster splits never enter the rule (not counts), and the
+  // header carries the count and the cluster flag, for the bucket's own shape only.
+  Report r;
+  r.meta.gpu_name = "G";
+  r.meta.sm_count = kSmCount;
+  const KernelTraits t = tile(64, 4);
+  const int cluster4 = encode_cluster_split(4);
+  for (int p : {1, 4, 8}) r.rows.push_back(make_row(t, 1, 512, p, 6.0 + 0.1 * p));
+  r.rows.push_back(make_row(t, 1, 512, cluster4, 5.2));
+  for (int p : {1, 4, 8}) r.rows.push_back(make_row(t, 16, 32768, p, p == 8 ? 100.0 : 150.0));
+  r.rows.push_back(make_row(t, 16, 32768, cluster4, 160.0));
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.buckets.size(), 2u);
+  for (const BucketChoice& b : s.buckets)
+    EXPECT_EQ(b.partitions, b.key.work_units == 8 ? cluster4 : 8) << bucket_name(b.key);
+  EXPECT_LE(s.rule.max_partitions, 8) << "a cluster code is not a partition count";
+  EXPECT_NEAR(s.geomean_cost, 1.0, 1e-9);
+  EXPECT_EQ(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, kSmCount).partitions, cluster4);
+  EXPECT_FALSE(is_cluster_split(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, 78).partitions))
+      << "another GPU gets the rule's count";
+  if (std::system("c++ --version > /dev/null 2>&1") != 0) return;
+  const auto dir = temp_dir() / "cluster";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "mha_tune_defaults.h") << selection_header(s);
+  EXPECT_EQ(run_header_checks(dir, "use_cluster",
+                              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"contig\", "
+                              "\"null\", 8, 512, 132);\n"
+                              "    if (!c.entry || c.partitions != 4 || !c.cluster_combine) return 1; }\n"
+                              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"contig\", "
+                              "\"null\", 8, 512, 78);\n"
+                              "    if (c.cluster_combine) return 2; }\n"
+                              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"contig\", "
+                              "\"null\", 128, 32768, 132);\n"
+                              "    if (c.partitions != 8 || c.cluster_combine) return 3; }\n"),
+            0);
+}
+
 TEST(Select, RaggedBatchesHaveTheirOwnBucketsAndFindThemFirst) {
   // One uniform and one ragged batch of the same batch size and longest length: two buckets, a
   // count for the uniform one and a plan for the ragged one; a ragged shape no bucket measured

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "errors.h"
 #include "problem.h"
 #include "split_plan.h"
 
@@ -140,6 +141,43 @@ TEST(SplitPlan, KnobsRoundTripThroughThePartitionsAxis) {
   EXPECT_EQ(split_label(16), "16");
   EXPECT_THROW(encode_split_plan({0, 256}), std::invalid_argument);
   EXPECT_THROW(encode_split_plan({1, 0}), std::invalid_argument);
+}
+
+TEST(SplitPlan, ClusterSplitsAreAThirdKindOnThePartitionsAxis) {
+  const int code = encode_cluster_split(4);
+  EXPECT_TRUE(is_cluster_split(code));
+  EXPECT_FALSE(is_split_plan(code));
+  EXPECT_FALSE(is_cluster_split(4));
+  EXPECT_FALSE(is_cluster_split(encode_split_plan({2, 128})));
+  EXPECT_EQ(split_partitions(code), 4);
+  EXPECT_EQ(split_partitions(16), 16);
+  EXPECT_EQ(split_label(code), "cluster4");
+  EXPECT_THROW(encode_cluster_split(1), std::invalid_argument);
+  EXPECT_THROW(encode_cluster_split(kMaxClusterPartitions + 1), std::invalid_argument);
+  EXPECT_THROW(split_partitions(encode_split_plan({2, 128})), std::logic_error);
+  const std::vector<int> parts = spec_partitions(parse_problem_spec("partitions=1:8:cluster2:cluster8"));
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(split_label(parts[2]), "cluster2");
+  EXPECT_EQ(split_label(parts[3]), "cluster8");
+  // A cluster split's partials stay on chip: the step moves the bytes of an unsplit one.
+  Problem p;
+  p.shape.batch = 1;
+  p.shape.keys = 512;
+  p.lengths = {512};
+  EXPECT_DOUBLE_EQ(step_bytes(p, code), step_bytes(p, 1));
+  EXPECT_GT(step_bytes(p, 4), step_bytes(p, 1));
+}
+
+TEST(SplitPlan, BadClusterSplitsNameTheWordAndTheRange) {
+  for (const char* bad : {"cluster1", "cluster9", "cluster", "clusterx", "cluster4x"}) {
+    try {
+      parse_problem_spec(std::string("partitions=") + bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("cluster2 .. cluster8"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(SplitPlan, SpecsAddOnePlanPerKnobCombination) {

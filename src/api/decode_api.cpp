@@ -44,6 +44,7 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
       c.kernel = k;
       if (table.partitions >= 1) {
         c.partitions = table.partitions;
+        c.cluster_combine = table.cluster_combine;
         c.is_tuned = table.is_exact;
         c.reason = table.is_exact ? "tuned: the shape's bucket" : "nearest measured bucket, partitions from the rule";
       } else {
@@ -92,7 +93,10 @@ void attach_decode_workspace(DecodeParams& p, int depth, void* workspace) {
 cudaError_t decode(const DecodeParams& p, const std::string& kernel_name, cudaStream_t stream) {
   const KernelEntry* k = find_kernel(kernel_name);
   if (k == nullptr || k->launch == nullptr) return cudaErrorInvalidValue;
-  if (p.partitions > 1 &&
+  // A cluster combine (2..8 partitions) keeps the partials on chip; the launcher runs the
+  // reduce for any other split.
+  const bool in_cluster = p.cluster_combine && p.partitions <= kMaxClusterPartitions;
+  if (p.partitions > 1 && !in_cluster &&
       (p.partial_out == nullptr || p.partial_max == nullptr || p.partial_sum == nullptr)) {
     return cudaErrorInvalidValue;
   }

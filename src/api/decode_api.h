@@ -41,6 +41,9 @@ struct DecodeShape {
 struct DecodeChoice {
   const KernelEntry* kernel = nullptr;  // null: no compiled instance computes the shape
   int partitions = 1;
+  // Set DecodeParams::cluster_combine: the partitions combine in a thread-block cluster inside
+  // the decode launch (no workspace needed); the tuned choice of the shape's own bucket only.
+  bool cluster_combine = false;
   bool is_tuned = false;  // the shape's own bucket was measured and its kernel is compiled in
   std::string reason;
 };
@@ -55,8 +58,9 @@ struct DecodeChoice {
 DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
 
 // Launches the named instance on the stream (the decode kernel, plus the split-K reduce when
-// p.partitions > 1; never synchronises). cudaErrorInvalidValue with no launch when the name is
-// not compiled in, or when p.partitions > 1 and the partials are missing.
+// p.partitions > 1 and they do not combine in a cluster; never synchronises).
+// cudaErrorInvalidValue with no launch when the name is not compiled in, or when the partials
+// are needed and missing.
 cudaError_t decode(const DecodeParams& p, const std::string& kernel_name, cudaStream_t stream);
 
 }  // namespace mha

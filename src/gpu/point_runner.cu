@@ -25,13 +25,14 @@ ReduceMode reduce_mode_from_name(const std::string& name) {
 StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int partitions_,
                          ReduceMode mode)
     : programmatic_reduce(mode == ReduceMode::kProgrammatic),
-      cluster_combine(mode == ReduceMode::kCluster),
+      cluster_combine(mode == ReduceMode::kCluster || is_cluster_split(partitions_)),
       partitions(partitions_),
       batch(problem.shape.batch) {
   const ProblemShape& s = problem.shape;
   const size_t rows = size_t(s.batch) * s.heads;
   out = DeviceBuffer(rows * s.depth * element_bytes(s.out_dtype));
-  size_t partial_rows = partitions > 1 ? rows * partitions : 0;
+  // A cluster split combines in distributed shared memory: no partials.
+  size_t partial_rows = fixed_count() > 1 && !is_cluster_split(partitions) ? rows * fixed_count() : 0;
   if (is_split_plan(partitions)) {
     int device = 0;
     MHA_CUDA_CHECK(cudaGetDevice(&device));
@@ -77,11 +78,14 @@ void StepBuffers::replan(const std::vector<VisibleRange>& visible, cudaStream_t 
   MHA_CUDA_CHECK(cudaMemcpy(seq_splits.get(), plan.seqs.data(), sizeof(SeqSplit) * batch, cudaMemcpyHostToDevice));
 }
 
+int StepBuffers::fixed_count() const { return is_split_plan(partitions) ? 1 : split_partitions(partitions); }
+
 long long StepBuffers::partial_rows_per_head() const {
   if (is_split_plan(partitions)) return plan.partial_rows_per_head;
   // A cluster combine keeps the partitions' rows in distributed shared memory (launch_decode).
-  if (cluster_combine && partitions >= 2 && partitions <= kMaxClusterPartitions) return 0;
-  return partitions > 1 ? static_cast<long long>(batch) * partitions : 0;
+  const int count = fixed_count();
+  if (cluster_combine && count >= 2 && count <= kMaxClusterPartitions) return 0;
+  return count > 1 ? static_cast<long long>(batch) * count : 0;
 }
 
 void StepBuffers::attach(DecodeParams& p) const {
@@ -98,6 +102,8 @@ void StepBuffers::attach(DecodeParams& p) const {
     p.work_count = work_count.get<int>();
     p.seq_splits = seq_splits.get<SeqSplit>();
     p.work_capacity = plan_capacity;
+  } else {
+    p.partitions = fixed_count();  // a cluster split's code is not a count
   }
 }
 

@@ -40,6 +40,8 @@ struct StepBuffers {
   void replan(const std::vector<VisibleRange>& visible, cudaStream_t stream);
   // Partial rows per query head the current split writes (for step bytes).
   long long partial_rows_per_head() const;
+  // Partitions of a fixed or cluster split (1 for a plan, whose work list says).
+  int fixed_count() const;
 
   DeviceBuffer out, partial_out, partial_max, partial_sum, split_counters;
   bool programmatic_reduce = false;
@@ -51,7 +53,7 @@ struct StepBuffers {
   int plan_capacity = 0;
   SplitPlan plan;
   double plan_us = 0;  // host time of the last build_split_plan
-  int partitions = 1;
+  int partitions = 1;  // the split: a count, a plan (< 0) or a cluster split (split_plan.h)
   int batch = 0;
 };
 

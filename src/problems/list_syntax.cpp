@@ -11,10 +11,11 @@
 namespace mha {
 namespace {
 
+// A letter, then letters or digits ("auto", "cluster4"); range steps ("x4") are matched first.
 bool is_word(const std::string& s) {
-  if (s.empty()) return false;
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s)
-    if (!std::isalpha(static_cast<unsigned char>(c))) return false;
+    if (!std::isalnum(static_cast<unsigned char>(c))) return false;
   return true;
 }
 
@@ -35,6 +36,8 @@ enum class StepKind { kNone, kMultiply, kAdd, kPow2 };
 // "x4" -> multiply by 4, "+256" -> add 256, "pow2"; kNone for anything else.
 StepKind step_kind(const std::string& s, long long* step, const std::string& what) {
   if (s == "pow2") return StepKind::kPow2;
+  if (s.rfind("pow", 0) == 0)  // a mistyped step, not a word
+    throw UsageError(fmt::format("{}: range step '{}': the power step is pow2", what, s));
   if (s.size() < 2 || (s[0] != 'x' && s[0] != '+')) return StepKind::kNone;
   const std::string digits = s.substr(1);
   for (char c : digits)

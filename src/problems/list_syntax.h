@@ -4,7 +4,8 @@
 //   [512:131072:pow2] every power of two from 512 to 131072 (nvbench's [..:pow2] idea)
 //   1000:2000:+250    1000, 1250, 1500, 1750, 2000     (add 250)
 // A list with no step token is a plain list ("1:8" is 1 and 8, not a range), so lists written
-// before ranges existed keep their meaning. Words such as "auto" pass through untouched.
+// before ranges existed keep their meaning. Words (a letter, then letters or digits) such as
+// "auto" or "cluster4" pass through untouched.
 #pragma once
 
 #include <string>

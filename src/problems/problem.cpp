@@ -110,6 +110,18 @@ int parse_non_negative(const std::string& origin, const std::string& key, const 
   return x;
 }
 
+// "cluster4" -> the cluster split of 4 partitions (split_plan.h).
+int cluster_split_from_word(const std::string& word, const std::string& what) {
+  const std::string digits = word.substr(std::string("cluster").size());
+  const bool numeric = !digits.empty() && digits.size() <= 2 &&
+                       digits.find_first_not_of("0123456789") == std::string::npos;
+  const int p = numeric ? std::stoi(digits) : 0;
+  if (p < 2 || p > kMaxClusterPartitions)
+    throw UsageError(fmt::format("{}: '{}': a cluster split is cluster2 .. cluster{} (partitions "
+                                 "combined in one thread-block cluster)", what, word, kMaxClusterPartitions));
+  return encode_cluster_split(p);
+}
+
 // Sets one field from its text form (shared by the inline and the JSON readers).
 void set_field(ProblemSpec& spec, const std::string& key, const std::string& value) {
   const std::string& o = spec.origin;
@@ -154,8 +166,8 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
   else if (key == "lengths") ints(spec.lengths);
   else if (key == "mix") { check_choice(o, key, value, length_mix_names()); spec.mix = value; }
   else if (key == "mix_seed") spec.mix_seed = parse_non_negative(o, key, value);
-  else if (key == "partitions") {  // counts; "auto" adds the partition rule's pick, "plan" plans
-    spec.partitions.clear();
+  else if (key == "partitions") {  // counts; "auto" adds the partition rule's pick, "plan" plans,
+    spec.partitions.clear();         // "clusterP" P partitions combined in a cluster
     spec.partitions_auto = false;
     spec.partitions_plan = false;
     for (const ListItem& item : expand_list(value, what)) {
@@ -163,6 +175,8 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
         spec.partitions_auto = true;
       else if (item.is_word && item.word == "plan")
         spec.partitions_plan = true;
+      else if (item.is_word && item.word.rfind("cluster", 0) == 0)
+        spec.partitions.push_back(cluster_split_from_word(item.word, what));
       else
         spec.partitions.push_back(list_value(item, kMaxPartitions));
     }
@@ -304,6 +318,8 @@ double step_bytes_with_partials(const Problem& p, long long partial_rows_per_hea
 }
 
 double step_bytes(const Problem& p, int partitions) {
+  // A cluster split's partials stay in distributed shared memory.
+  if (is_cluster_split(partitions)) return step_bytes_with_partials(p, 0);
   return step_bytes_with_partials(p, partitions > 1 ? static_cast<long long>(p.shape.batch) * partitions : 0);
 }
 

@@ -12,6 +12,7 @@
 #include "journal.h"
 #include "noise_floor.h"
 #include "report_csv.h"
+#include "split_plan.h"
 #include "stats.h"
 
 namespace mha {
@@ -249,7 +250,7 @@ std::string compare_markdown(const CompareResult& r) {
     const bool timed = has_time(p.baseline) && has_time(p.candidate) &&
                        p.verdict != Verdict::kBroken && p.verdict != Verdict::kFixed;
     return fmt::format("| `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n", cell(p.baseline.kernel),
-                       cell(p.baseline.problem.name), p.baseline.partitions, time_cell(p.baseline),
+                       cell(p.baseline.problem.name), split_label(p.baseline.partitions), time_cell(p.baseline),
                        time_cell(p.candidate), timed ? pct(p.change) : "-",
                        timed ? fmt::format("{:.1f}%", 100 * p.tolerance) : "-",
                        cell(pair_status(p)));
@@ -292,7 +293,7 @@ std::string compare_markdown(const CompareResult& r) {
       const ResultRow& row = rows[i];
       md +=
           fmt::format("| `{}` | `{}` | {} | {} | {} |\n", cell(row.kernel), cell(row.problem.name),
-                      row.partitions, status_name(row.status), time_cell(row));
+                      split_label(row.partitions), status_name(row.status), time_cell(row));
     }
     if (rows.size() > kMaxListed)
       md += fmt::format("\n... and {} more\n", rows.size() - kMaxListed);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "errors.h"
+#include "split_plan.h"
 
 namespace mha {
 
@@ -53,7 +54,7 @@ nlohmann::json googlebench_json(const Report& report, const std::string& report_
   // Google Benchmark numbers families (a kernel here) and the instances within each.
   std::map<std::string, int> family_index, instances;
   for (const ResultRow& r : report.rows) {
-    const std::string name = fmt::format("{}/{}/p{}", r.kernel, r.problem.name, r.partitions);
+    const std::string name = fmt::format("{}/{}/p{}", r.kernel, r.problem.name, split_label(r.partitions));
     const int family =
         family_index.emplace(r.kernel, static_cast<int>(family_index.size())).first->second;
     const bool passed = r.status == Status::kPassed;

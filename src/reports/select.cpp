@@ -52,6 +52,7 @@ struct MeasuredProblem {
   int best_partitions = 0;
   std::map<std::string, std::map<int, double>> times;  // tile id -> partitions -> median us
   std::map<std::string, std::map<int, double>> plan_times;  // tile id -> split plan code -> us
+  std::map<std::string, std::map<int, double>> cluster_times;  // tile id -> cluster split -> us
   std::map<std::string, const ResultRow*> tile_rows;   // tile id -> a row (kernel, traits)
 };
 
@@ -60,13 +61,15 @@ using Subset = std::vector<const MeasuredProblem*>;
 
 // Time of `tile` on `q` at the measured partition count nearest p (in octaves, ties to the
 // smaller); negative when the tile was not measured on q.
-// A split plan (negative p) is looked up exactly: its knobs are not a scale to snap along.
+// A split plan (negative p) and a cluster split are looked up exactly: a plan's knobs are not a
+// scale to snap along, and a cluster split is another combine, not a count.
 double time_near(const MeasuredProblem& q, const std::string& tile, int p) {
-  if (is_split_plan(p)) {
-    auto plans = q.plan_times.find(tile);
-    if (plans == q.plan_times.end()) return -1;
-    auto t = plans->second.find(p);
-    return t == plans->second.end() ? -1 : t->second;
+  if (is_split_plan(p) || is_cluster_split(p)) {
+    const auto& table = is_split_plan(p) ? q.plan_times : q.cluster_times;
+    auto by_code = table.find(tile);
+    if (by_code == table.end()) return -1;
+    auto t = by_code->second.find(p);
+    return t == by_code->second.end() ? -1 : t->second;
   }
   auto it = q.times.find(tile);
   if (it == q.times.end() || it->second.empty()) return -1;
@@ -85,10 +88,10 @@ std::vector<BucketChoice> choose_buckets(const Subset& problems) {
       const ResultRow* row = nullptr;
     };
     std::map<std::pair<std::string, int>, Score> scores;
-    // Candidates are fixed partition counts and split plans alike: a bucket of ragged batches
-    // may choose a plan, one of uniform batches a count.
+    // Candidates are fixed partition counts, split plans and cluster splits alike: a bucket of
+    // ragged batches may choose a plan, one of short uniform steps a cluster split.
     for (const MeasuredProblem* q : members) {
-      for (const auto* table : {&q->times, &q->plan_times}) {
+      for (const auto* table : {&q->times, &q->plan_times, &q->cluster_times}) {
         for (const auto& [tile, by_p] : *table) {
           for (const auto& [p, us] : by_p) {
             Score& s = scores[{tile, p}];
@@ -103,7 +106,7 @@ std::vector<BucketChoice> choose_buckets(const Subset& problems) {
     }
     // Most problems covered first (a choice never measured on a shape is a guess), then the
     // lowest geometric mean, then fewer partitions (one launch less when P = 1; plans, which
-    // are negative, first), then the name.
+    // are negative, first; cluster splits, encoded above every count, last), then the name.
     const std::pair<const std::pair<std::string, int>, Score>* best = nullptr;
     for (const auto& entry : scores) {
       if (!best) {
@@ -481,7 +484,9 @@ Selection select_defaults(const std::vector<Report>& reports,
       q.bucket = bucket_of(row.problem);
     }
     const std::string tile = tile_id(row.traits);
-    auto& by_p = is_split_plan(row.partitions) ? q.plan_times[tile] : q.times[tile];
+    auto& by_p = is_split_plan(row.partitions)      ? q.plan_times[tile]
+                 : is_cluster_split(row.partitions) ? q.cluster_times[tile]
+                                                    : q.times[tile];
     auto it = by_p.find(row.partitions);
     if (it == by_p.end() || row.time.median_us < it->second)
       by_p[row.partitions] = row.time.median_us;
@@ -491,7 +496,8 @@ Selection select_defaults(const std::vector<Report>& reports,
       q.best_kernel = row.kernel;
       q.best_partitions = row.partitions;
     }
-    if (!is_split_plan(row.partitions)) max_partitions = std::max(max_partitions, row.partitions);
+    if (!is_split_plan(row.partitions) && !is_cluster_split(row.partitions))
+      max_partitions = std::max(max_partitions, row.partitions);
   }
 
   const int sm_count = reports[0].meta.sm_count;
@@ -721,6 +727,9 @@ struct Entry {
   // > 0: that many equal partitions per sequence; < 0: mha-tune's balanced split plan
   // (src/sweep/split_plan.h) with -partitions = blocks_per_sm * 2^21 + min_chunk_keys.
   int partitions;
+  // The partitions (2..8) combine inside the decode launch, in a thread-block cluster
+  // (DecodeParams::cluster_combine), instead of a reduce launch.
+  bool cluster_combine;
   // Ragged buckets: the best plan on this tile (0: none), for ragged batches of the same kv
   // outside every measured bucket.
   int ragged_plan;
@@ -731,7 +740,8 @@ struct Entry {
 struct Choice {
   const Entry* entry;
   int partitions;
-  bool is_exact;  // the shape's own bucket was measured
+  bool is_exact;         // the shape's own bucket was measured
+  bool cluster_combine;  // set DecodeParams::cluster_combine (the bucket's own split only)
 };
 
 )";
@@ -743,10 +753,12 @@ struct Choice {
   for (const BucketChoice& b : s.buckets) {
     const KernelTraits& t = b.traits;
     h += fmt::format(
-        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
+        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n",
         c_string(b.key.dtype), b.key.depth, b.key.group, c_string(b.key.kv), c_string(b.key.mask),
         b.key.work_units, b.key.length_log2, b.key.ragged ? "true" : "false", t.bm, t.bn, t.bk, t.wm, t.wn, t.threads, t.stages,
-        t.warp_split_k ? "true" : "false", b.partitions, b.ragged_plan, c_string(b.kernel));
+        t.warp_split_k ? "true" : "false",
+        is_cluster_split(b.partitions) ? split_partitions(b.partitions) : b.partitions,
+        is_cluster_split(b.partitions) ? "true" : "false", b.ragged_plan, c_string(b.kernel));
   }
   h += "};\n";
   h += "constexpr int kNumEntries = static_cast<int>(sizeof(kEntries) / sizeof(kEntries[0]));\n";
@@ -785,7 +797,7 @@ inline int auto_partitions(int sm_count, int work_units, int keys) {
 inline Choice select_config(const char* dtype, int depth, int group, const char* kv,
                             const char* mask, int batch_kv_heads, int keys, int sm_count,
                             bool ragged = false) {
-  Choice c{nullptr, 1, false};
+  Choice c{nullptr, 1, false, false};
   int best = 0x7fffffff;
   int ragged_plan = 0, plan_best = 0x7fffffff;
   const int len = ilog2(keys);
@@ -813,9 +825,10 @@ inline Choice select_config(const char* dtype, int depth, int group, const char*
   if (c.entry == nullptr) return c;
   c.is_exact = best == -1;
   // A plan (partitions < 0) adapts to the lengths and SM count at run time: it carries over.
-  if (c.is_exact && sm_count == kMeasuredSmCount)
+  if (c.is_exact && sm_count == kMeasuredSmCount) {
     c.partitions = c.entry->partitions;
-  else if (ragged && ragged_plan != 0)
+    c.cluster_combine = c.entry->cluster_combine;
+  } else if (ragged && ragged_plan != 0)
     c.partitions = ragged_plan;
   else if (c.entry->partitions < 0)
     c.partitions = c.entry->partitions;

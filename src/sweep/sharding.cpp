@@ -14,6 +14,7 @@
 
 #include "errors.h"
 #include "kinds.h"
+#include "split_plan.h"
 
 namespace mha {
 
@@ -53,9 +54,11 @@ std::vector<size_t> lpt_order(const std::vector<SweepPoint>& points) {
 double point_cost(const ProblemShape& shape, int partitions) {
   const double kv_bytes = double(shape.batch) * visible_keys(shape, std::max(shape.keys, 0)) *
                           shape.kv_heads * shape.depth * 4;
-  // Partials each partition writes and the reduce reads back (fp32 o, m, l per query head).
-  const double partial_bytes =
-      partitions > 1 ? 2.0 * shape.batch * shape.heads * partitions * (shape.depth + 2) * 4 : 0.0;
+  // Partials each partition writes and the reduce reads back (fp32 o, m, l per query head); a
+  // cluster split keeps them on chip.
+  const double partial_bytes = partitions > 1 && !is_cluster_split(partitions)
+                                   ? 2.0 * shape.batch * shape.heads * partitions * (shape.depth + 2) * 4
+                                   : 0.0;
   return kv_bytes + partial_bytes + kPointOverheadBytes;
 }
 

@@ -97,6 +97,20 @@ int choose_chunk_tiles(const std::vector<int>& tiles, int longest, int min_tiles
 
 bool is_split_plan(int partitions) { return partitions < 0; }
 
+bool is_cluster_split(int partitions) { return partitions > kClusterSplitBase; }
+
+int encode_cluster_split(int partitions) {
+  if (partitions < 2 || partitions > kMaxClusterPartitions)
+    throw std::invalid_argument(fmt::format("a cluster split of {} partitions is not in [2, {}]",
+                                            partitions, kMaxClusterPartitions));
+  return kClusterSplitBase + partitions;
+}
+
+int split_partitions(int partitions) {
+  if (is_split_plan(partitions)) throw std::logic_error("split_partitions: a split plan has no fixed count");
+  return is_cluster_split(partitions) ? partitions - kClusterSplitBase : partitions;
+}
+
 int encode_split_plan(const SplitPlanKnobs& k) {
   if (k.blocks_per_sm < 1 || k.blocks_per_sm > kMaxPlanBlocksPerSm)
     throw std::invalid_argument(fmt::format("plan blocks per SM {} is not in [1, {}]", k.blocks_per_sm,
@@ -113,6 +127,7 @@ SplitPlanKnobs decode_split_plan(int partitions) {
 }
 
 std::string split_label(int partitions) {
+  if (is_cluster_split(partitions)) return fmt::format("cluster{}", split_partitions(partitions));
   if (!is_split_plan(partitions)) return std::to_string(partitions);
   const SplitPlanKnobs k = decode_split_plan(partitions);
   return fmt::format("plan{}x{}", k.blocks_per_sm, k.min_chunk_keys);

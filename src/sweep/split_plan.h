@@ -7,6 +7,9 @@
 //
 // On the partitions axis of problems and reports a plan is an encoded negative value (fixed
 // partition counts are >= 1), so points, journals and compare keys stay (kernel, problem, int).
+// A cluster split (P fixed partitions, 2..8, combined inside the decode launch through a
+// thread-block cluster, kernels/cluster_combine.cuh) is P + kClusterSplitBase: a third kind of
+// split on the same axis, measured and chosen beside the others.
 #pragma once
 
 #include <string>
@@ -28,9 +31,15 @@ constexpr int kMaxPlanBlocksPerSm = 64;
 constexpr int kMaxPlanMinChunkKeys = 1 << 20;
 
 bool is_split_plan(int partitions);
+constexpr int kClusterSplitBase = 1 << 20;  // above every fixed partition count
+bool is_cluster_split(int partitions);
+int encode_cluster_split(int partitions);  // throws std::invalid_argument outside [2, 8]
+// The partition count of a fixed or cluster split (requires !is_split_plan).
+int split_partitions(int partitions);
 int encode_split_plan(const SplitPlanKnobs& knobs);  // throws std::invalid_argument out of range
 SplitPlanKnobs decode_split_plan(int partitions);   // requires is_split_plan
-// "16" for fixed partitions, "plan1x256" for a plan of 1 block per SM and 256-key minimum chunks.
+// "16" for fixed partitions, "plan1x256" for a plan of 1 block per SM and 256-key minimum chunks,
+// "cluster4" for 4 partitions combined in a cluster.
 std::string split_label(int partitions);
 
 // The kernel and GPU facts a plan depends on.
