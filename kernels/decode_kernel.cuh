@@ -61,8 +61,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   const KvElem* v_base = static_cast<const KvElem*>(p.v_cache);
   auto k_stage = [&](int s) { return smem + Layout::kPipeline + s * T::kStageBytes; };
   auto v_stage = [&](int s) { return smem + Layout::kPipeline + s * T::kStageBytes + T::kKvTileBytes; };
-  // Where chunk c of row r lands in a stage: swizzled for ldmatrix; fp8 tiles, read only by
-  // convert_tile, in plain row order.
+  // Where chunk c of row r lands in a stage: swizzled for ldmatrix; fp8 tiles read only by
+  // convert_tile in plain row order.
   auto stage_offset = [](int r, int c) {
     return T::kKvFp8 ? (r * kCpr + c) * 16 : swizzled<kCpr>(r, c) * T::kKvElemBytes;
   };
@@ -94,6 +94,20 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     load_stride = ptx::opaque(kRowsPerLoad * Kv::key_stride(p, T::kDepth));
     tile_stride = ptx::opaque(kBN * Kv::key_stride(p, T::kDepth));
   }
+  // fp8 tiles that the columns math reads with ldmatrix are swizzled too (fp8_swizzled_bytes).
+  // A thread's rows step by kRowsPerLoad, a multiple of the swizzle's 8-row period, so its
+  // offset is one base plus j row steps. The base passes through an identity shuffle, which
+  // ptxas does not recompute: it sees through ptx::opaque's mov (a PTX instruction) and, with
+  // it, recomputed the swizzle from the thread index in every tile (12 instructions, SASS).
+  constexpr bool kFp8CopyStepsRows = T::kFp8InRegisters && kRowsPerLoad % 8 == 0;
+  const int fp8_copy_offset =
+      kFp8CopyStepsRows ? __shfl_sync(0xffffffffu, fp8_swizzled_bytes<kCpr>(tid / kCpr, tid % kCpr), lane) : 0;
+  auto fp8_stage_offset = [&](int j, int r, int c) {
+    if constexpr (kFp8CopyStepsRows)
+      return fp8_copy_offset + j * kRowsPerLoad * kCpr * 16;
+    else
+      return fp8_swizzled_bytes<kCpr>(r, c);
+  };
   auto issue_tile = [&](int tile, int stage) {
     unsigned char* k_s = k_stage(stage);
     unsigned char* v_s = v_stage(stage);
@@ -108,8 +122,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
         off = in_range ? Kv::page_row_offset(p, next_pages[j], next_in_page[j], kv_head, T::kDepth) + c * kChunkElems : 0;
       else
         off = in_range ? copy_base + j * load_stride + tile * tile_stride : 0;
-      ptx::cp_async_16(k_s + stage_offset(r, c), k_base + off, in_range ? 16 : 0);
-      ptx::cp_async_16(v_s + stage_offset(r, c), v_base + off, in_range ? 16 : 0);
+      const int at = T::kFp8InRegisters ? fp8_stage_offset(j, r, c) : stage_offset(r, c);
+      ptx::cp_async_16(k_s + at, k_base + off, in_range ? 16 : 0);
+      ptx::cp_async_16(v_s + at, v_base + off, in_range ? 16 : 0);
     }
   };
 
@@ -145,7 +160,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
 
     const Elem* k_s = reinterpret_cast<const Elem*>(k_stage(it % kStages));
     const Elem* v_s = reinterpret_cast<const Elem*>(v_stage(it % kStages));
-    if constexpr (T::kKvFp8) {
+    if constexpr (T::kKvFp8 && !T::kFp8InRegisters) {
       // The previous tile's readers passed the barrier above, so the fp16 tiles are free.
       convert_tile<T>(k_stage(it % kStages), v_stage(it % kStages), k_converted, v_converted,
                       warp_key0, tid);

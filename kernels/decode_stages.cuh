@@ -4,8 +4,8 @@
 //   stage_q            the block's query rows into shared memory (both MMA orientations)
 //   load_q_fragments   this warp's query rows into MMA fragments, once
 //   score_tile         S = Q·Kᵀ for one tile
-//   convert_tile       fp8 caches: the landed K/V tile into fp16 tiles the MMAs read (per warp
-//                      with warp split-K)
+//   convert_tile       fp8 caches, heads on the MMA rows: the landed K/V tile into fp16 tiles the
+//                      MMAs read (per warp with warp split-K)
 //   mask_and_tile_max  soft-cap, scale into log2 units, hide invisible keys, the tile's row maxima
 //   fold_tile_*        the online-softmax update and P·V, per warp (warp split-K) or shared
 //   write_merge_area   each warp's (max, sum, output) into the drained pipeline buffers
@@ -31,7 +31,7 @@ namespace mha {
 template <class T>
 struct DecodeSmemLayout {
   static constexpr int kPipeline = 0;  // stages × (K tile, V tile); later the epilogue merge area
-  static constexpr int kConvert =      // fp8 caches: the converted K and V tiles
+  static constexpr int kConvert =      // fp8 caches on the MMA rows: the converted K and V tiles
       T::kPipelineBytes > T::kMergeBytes ? T::kPipelineBytes : T::kMergeBytes;
   static constexpr int kQ = kConvert + T::kConvertBytes;
   static constexpr int kP = kQ + T::kQBytes;
@@ -47,6 +47,18 @@ struct DecodeSmemLayout {
 template <int kChunksPerRow>
 __device__ __forceinline__ int swizzled(int r, int c) {
   return r * kChunksPerRow * 8 + ((c ^ (r & 7)) * 8);
+}
+
+// Byte offset of 16-byte chunk c of row r in an fp8 [rows][depth] tile that ldmatrix reads
+// (T::kFp8InRegisters). Each 8-row matrix must cover the 8 16-byte bank groups once: rows of 8
+// or 16 chunks XOR the chunk with r & 7, as swizzled() does; d64 rows are 4 chunks, two rows to
+// 128 bytes, so rows r and r + 1 already differ in the upper bank half and the chunk XORs with
+// (r / 2) & 3.
+template <int kChunksPerRow>
+__device__ __forceinline__ int fp8_swizzled_bytes(int r, int c) {
+  static_assert(kChunksPerRow == 4 || kChunksPerRow % 8 == 0, "fp8 rows of 64, 128 or 256 bytes");
+  const int mixed = kChunksPerRow >= 8 ? c ^ (r & 7) : c ^ ((r >> 1) & 3);
+  return (r * kChunksPerRow + mixed) * 16;
 }
 
 // This block's key tiles [t_begin, t_end) of sequence b: chunk `part` of `chunks`, n keys of
@@ -221,11 +233,12 @@ __device__ __forceinline__ void convert_rows(const unsigned char* k_in, const un
   using Fp8 = typename T::KvElem;
   constexpr int kIn = T::kKvChunksPerRow, kOut = T::kChunksPerRow;
   static_assert(kRows * kIn % kWorkers == 0, "the rows' chunks must divide by the workers");
-  // Unrolled only with heads as MMA columns (about 125 registers): unrolled, the 16-row
-  // warp-split instances spilled 40 bytes at 168 registers (ptxas), rolled they did not; rolled,
-  // each iteration recomputes its addresses (about half of its 49 instructions, SASS).
+  // Rolled: unrolled, the 16-row warp-split instances spilled 40 bytes at 168 registers
+  // (ptxas); rolled, each iteration recomputes its addresses (about half of its 49
+  // instructions, SASS). (Heads-as-columns instances convert in registers instead.)
+  static_assert(!T::kFp8InRegisters, "heads as MMA columns convert fp8 in registers");
   constexpr int kIterations = kRows * kIn / kWorkers;
-#pragma unroll(T::kHeadsAsColumns ? kIterations : 1)
+#pragma unroll 1
   for (int j = 0; j < kIterations; ++j) {
     const int i = row0 * kIn + worker + j * kWorkers;
     const int r = i / kIn, c = i % kIn;

@@ -77,8 +77,14 @@ struct DecodeTraits {
   static constexpr int kKvTileBytes = kBN * kDepth * kKvElemBytes;
   static constexpr int kStageBytes = 2 * kKvTileBytes;  // K and V
   static constexpr int kPipelineBytes = kStages * kStageBytes;
-  // fp8 caches: each landed tile is converted once into Elem tiles (K and V) that the MMAs read.
-  static constexpr int kConvertBytes = kKvFp8 ? 2 * kBN * kDepth * kElemBytes : 0;
+  // fp8 caches, heads as MMA columns: ldmatrix reads the fp8 stage itself and the fragments
+  // become fp16 in registers (decode_stages_columns.cuh), so no tile goes through shared memory
+  // twice. The ncu profile of the e4m3 BM-8 step (run 26, H200, 131k keys) showed occupancy 12%
+  // (the fp16 tiles made 98 KB a block) and short-scoreboard stalls leading.
+  static constexpr bool kFp8InRegisters = kKvFp8 && kHeadsAsColumns;
+  // Other fp8 caches: each landed tile is converted once into Elem tiles (K and V) that the MMAs
+  // read.
+  static constexpr int kConvertBytes = kKvFp8 && !kFp8InRegisters ? 2 * kBN * kDepth * kElemBytes : 0;
   static constexpr int kQBytes = kBM * kDepth * kElemBytes;
   // Without warp split-K, P goes through shared memory (rows padded by 16 bytes against bank
   // conflicts) and the row max/sum of each warp column meet in kRowStatBytes.

@@ -155,6 +155,28 @@ __device__ __forceinline__ uint32_t fp8x2_to_half2(uint16_t pair) {
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
 }
 
+// The fp8 pair in the low (kHigh false) or high 16 bits of a register as an fp16 pair. The half
+// is a selector of the cvt in SASS (R.H1), where fp8x2_to_half2 of x >> 16 costs a shift (32
+// of the 345 instructions of a tile in the e4m3 BM-8 key loop, SASS). Below sm_89 (no fp8 cvt):
+// the shift and the intrinsic's emulation.
+template <typename Fp8, bool kHigh>
+__device__ __forceinline__ uint32_t fp8x2_to_half2_of(uint32_t four) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint32_t out;
+  if constexpr (std::is_same_v<Fp8, __nv_fp8_e4m3> && !kHigh)
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}\n" : "=r"(out) : "r"(four));
+  else if constexpr (std::is_same_v<Fp8, __nv_fp8_e4m3>)
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(out) : "r"(four));
+  else if constexpr (!kHigh)
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e5m2x2 %0, lo;\n}\n" : "=r"(out) : "r"(four));
+  else
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e5m2x2 %0, hi;\n}\n" : "=r"(out) : "r"(four));
+  return out;
+#else
+  return fp8x2_to_half2<Fp8>(static_cast<uint16_t>(kHigh ? four >> 16 : four & 0xffff));
+#endif
+}
+
 // A register of two 16-bit values as floats (low half first).
 template <typename Elem> __device__ __forceinline__ float2 unpack2(uint32_t bits);
 template <> __device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t bits) {

@@ -329,7 +329,9 @@ def derive(t):
     d["kv_chunks_per_row"] = t["depth"] * kv_elem_bytes // 16
     kv_tile = t["bn"] * t["depth"] * kv_elem_bytes
     pipeline = t["stages"] * 2 * kv_tile
-    convert = 2 * t["bn"] * t["depth"] * elem_bytes if kv_elem_bytes == 1 else 0
+    # fp8 with heads as MMA columns (BM 8) converts in registers: no fp16 tiles (kFp8InRegisters)
+    fp8_in_registers = kv_elem_bytes == 1 and t["bm"] == 8
+    convert = 2 * t["bn"] * t["depth"] * elem_bytes if kv_elem_bytes == 1 and not fp8_in_registers else 0
     q_bytes = t["bm"] * t["depth"] * elem_bytes
     p_stride = t["bn"] + 8  # P rows padded by 16 bytes against bank conflicts
     p_bytes = 0 if t["warp_split_k"] else t["bm"] * p_stride * elem_bytes

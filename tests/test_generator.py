@@ -148,6 +148,10 @@ class Names(unittest.TestCase):
         fp8 = gen.derive(point(kv_dtype="e4m3"))["smem_bytes"]
         tile = 64 * 128 * 2
         self.assertEqual(fp8, bf16 - 4 * tile + 2 * tile)
+        # Heads as MMA columns (BM 8) convert fp8 in registers: no fp16 tiles (kFp8InRegisters).
+        bm8 = dict(bm=8, wm=8, warp_split_k=True)
+        self.assertEqual(gen.derive(point(kv_dtype="e4m3", **bm8))["smem_bytes"],
+                         gen.derive(point(**bm8))["smem_bytes"] - 4 * tile)
         self.assertIn("K/V: the q dtype or fp8", reasons(dtype="fp16", kv_dtype="bf16"))
         self.assertIn("Fault::kNone, __nv_fp8_e5m2, true>",
                       gen.traits_type(point(kv_dtype="e5m2", soft_cap=True)))
