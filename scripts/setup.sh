@@ -105,7 +105,10 @@ mha_setup() {
   mha_install_deps || return 1
   mha_find_nvcc
   local args=(-DCMAKE_BUILD_TYPE=Release "-DMHA_CONFIG=$config_abs")
-  [[ -n "${MHA_KERNEL_FILTER:-}" ]] && args+=("-DMHA_KERNEL_FILTER=$MHA_KERNEL_FILTER")
+  # Unset means every kernel: a filter cached by an earlier configure must not linger (a bench
+  # once ran on the 6 kernels a previous filtered build of the same directory had selected).
+  local filter="${MHA_KERNEL_FILTER:-*}"
+  args+=("-DMHA_KERNEL_FILTER=$filter")
   if [[ -n "${MHA_CMAKE_ARGS:-}" ]]; then
     # shellcheck disable=SC2206  # word splitting of user-given arguments is intended
     args+=($MHA_CMAKE_ARGS)
@@ -124,8 +127,7 @@ mha_setup() {
   elif [[ "$stale" -eq 1 || "$(mha_cached "$build_dir" MHA_CONFIG)" != "$config_abs" ||
           -n "${MHA_CMAKE_ARGS:-}" ||
           "$(mha_cached "$build_dir" MHA_GIT_COMMIT_FROM_ENV)" != "${MHA_GIT_COMMIT:-}" ||
-          ( -n "${MHA_KERNEL_FILTER:-}" &&
-            "$(mha_cached "$build_dir" MHA_KERNEL_FILTER)" != "$MHA_KERNEL_FILTER" ) ]]; then
+          "$(mha_cached "$build_dir" MHA_KERNEL_FILTER)" != "$filter" ]]; then
     cmake -S "$MHA_ROOT" -B "$build_dir" "${args[@]}" || return 1
   fi
   cmake --build "$build_dir" --parallel "${MHA_JOBS:-$(nproc)}"
