@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
 
 #include "errors.h"
 #include "select.h"
@@ -154,18 +156,29 @@ TEST(Select, BucketChoiceMinimisesGeometricMeanNotOneProblem) {
   EXPECT_NEAR(b.geomean_cost, std::sqrt((102.0 / 99.0) * (102.0 / 100.0)), 1e-9);
 }
 
-TEST(Select, ABucketChoosesASplitPlanWhereItIsFastestAndTheRuleIgnoresPlans) {
-  // A ragged bucket (batch 4, up to 4096 keys) where the plan beats every fixed count, and a
-  // uniform one (batch 1) where a fixed count wins; plans never enter the fixed-P rule's fit.
+Report empty_report() {
   Report r;
   r.meta.gpu_name = "G";
   r.meta.sm_count = kSmCount;
+  return r;
+}
+
+// One shape's rows on tile bn64/4 stages: fixed counts timed by `fixed`, and one other split
+// (a plan or a cluster split) timed `split_us`.
+void add_shape(Report& r, int batch, int keys, std::initializer_list<int> counts,
+               const std::function<double(int)>& fixed, int split, double split_us) {
   const KernelTraits t = tile(64, 4);
+  for (int p : counts) r.rows.push_back(make_row(t, batch, keys, p, fixed(p)));
+  r.rows.push_back(make_row(t, batch, keys, split, split_us));
+}
+
+TEST(Select, ABucketChoosesASplitPlanWhereItIsFastestAndTheRuleIgnoresPlans) {
+  // A ragged bucket (batch 4, up to 4096 keys) where the plan beats every fixed count, and a
+  // uniform one (batch 1) where a fixed count wins; plans never enter the fixed-P rule's fit.
+  Report r = empty_report();
   const int plan = encode_split_plan({2, 128});
-  for (int p : {1, 4, 16}) r.rows.push_back(make_row(t, 4, 4096, p, 100.0 + p));
-  r.rows.push_back(make_row(t, 4, 4096, plan, 70.0));
-  for (int p : {1, 4, 16}) r.rows.push_back(make_row(t, 1, 4096, p, p == 4 ? 10.0 : 20.0));
-  r.rows.push_back(make_row(t, 1, 4096, plan, 11.0));
+  add_shape(r, 4, 4096, {1, 4, 16}, [](int p) { return 100.0 + p; }, plan, 70.0);
+  add_shape(r, 1, 4096, {1, 4, 16}, [](int p) { return p == 4 ? 10.0 : 20.0; }, plan, 11.0);
   const Selection s = select_defaults({r}, {"r.json"});
   ASSERT_EQ(s.buckets.size(), 2u);
   for (const BucketChoice& b : s.buckets)
@@ -179,15 +192,10 @@ TEST(Select, ABucketChoosesAClusterSplitWhereItIsFastestAndTheHeaderSaysSo) {
   // Batch 1, 512 keys: the cluster combine of 4 partitions beats every reduce launch; batch 16,
   // 32k keys: a fixed count wins. Cluster splits never enter the rule (not counts), and the
   // header carries the count and the cluster flag, for the bucket's own shape only.
-  Report r;
-  r.meta.gpu_name = "G";
-  r.meta.sm_count = kSmCount;
-  const KernelTraits t = tile(64, 4);
+  Report r = empty_report();
   const int cluster4 = encode_cluster_split(4);
-  for (int p : {1, 4, 8}) r.rows.push_back(make_row(t, 1, 512, p, 6.0 + 0.1 * p));
-  r.rows.push_back(make_row(t, 1, 512, cluster4, 5.2));
-  for (int p : {1, 4, 8}) r.rows.push_back(make_row(t, 16, 32768, p, p == 8 ? 100.0 : 150.0));
-  r.rows.push_back(make_row(t, 16, 32768, cluster4, 160.0));
+  add_shape(r, 1, 512, {1, 4, 8}, [](int p) { return 6.0 + 0.1 * p; }, cluster4, 5.2);
+  add_shape(r, 16, 32768, {1, 4, 8}, [](int p) { return p == 8 ? 100.0 : 150.0; }, cluster4, 160.0);
   const Selection s = select_defaults({r}, {"r.json"});
   ASSERT_EQ(s.buckets.size(), 2u);
   for (const BucketChoice& b : s.buckets)
