@@ -187,10 +187,11 @@ def heatmap_problem(rows):
 
 def plot_heatmap(plt, rep, problem, path):
     import numpy as np
-    cells = {}
+    cells, labels = {}, {}
     for r in rep["rows"]:
         if plottable(r) and r["problem"]["name"] == problem:
             cells[(tile_name(r["kernel"]), r["partitions"])] = r["time"]["median_us"]
+            labels[r["partitions"]] = mha_report.split_label(r)  # plans, cluster splits: codes
     tiles = sorted({t for t, _ in cells})
     parts = sorted({p for _, p in cells})
     grid = np.full((len(tiles), len(parts)), np.nan)
@@ -201,9 +202,9 @@ def plot_heatmap(plt, rep, problem, path):
     lo, hi = np.nanmin(grid), np.nanmax(grid)
     norm = LogNorm(lo, max(hi, lo * 1.01))  # log: P = 1 can be 10x the rest
     im = ax.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap="viridis_r", norm=norm)
-    ax.set_xticks(range(len(parts)), [str(p) for p in parts])
+    ax.set_xticks(range(len(parts)), [labels[p] for p in parts])
     ax.set_yticks(range(len(tiles)), tiles, fontsize=8)
-    ax.set_xlabel("split-K partitions")
+    ax.set_xlabel("split (partitions, plan or cluster)")
     ax.set_ylabel("tile (bm bn bk wm wn threads stages [warp split-K])", fontsize=8)
     for i in range(len(tiles)):
         for j in range(len(parts)):

@@ -143,20 +143,23 @@ class CommittedResultsTest(unittest.TestCase):
 
     def test_split_label_decodes_as_mha_tune_labels(self):
         """Rows of reports since the split plan carry mha-tune's own label; decoding the
-        partitions without it gives the same text, plans included."""
-        plans = 0
+        partitions without it gives the same text, plans and cluster splits included."""
+        plans = clusters = 0
         for path in self.committed("rows"):
             for row in mha_report.load_report(path)["rows"]:
                 if "split" in row:
                     bare = {k: v for k, v in row.items() if k != "split"}
                     self.assertEqual(mha_report.split_label(bare), row["split"], path)
                     plans += row["partitions"] < 0
+                    clusters += row["split"].startswith("cluster")
         self.assertGreater(plans, 0)  # the committed runs include split plans
+        self.assertGreater(clusters, 0)  # and cluster splits
 
 
 class RowTest(unittest.TestCase):
     def test_split_label(self):
         self.assertEqual(mha_report.split_label({"partitions": 16}), "16")
+        self.assertEqual(mha_report.split_label({"partitions": (1 << 20) + 8}), "cluster8")
         self.assertEqual(mha_report.split_label({"partitions": 1}), "1")
         self.assertEqual(mha_report.split_label({"partitions": plan_code(2, 128)}), "plan2x128")
         self.assertEqual(mha_report.split_label({"partitions": plan_code(64, 1 << 20)}),

@@ -7,14 +7,20 @@ SCHEMA_VERSION = 1
 # A split plan is -(blocks_per_sm << PLAN_SHIFT | min_chunk_keys) on the partitions axis
 # (kPlanCodeBase in src/sweep/split_plan.cpp).
 PLAN_SHIFT = 21
+# A cluster split (P partitions combined in a thread-block cluster) is P + CLUSTER_SPLIT_BASE
+# (kClusterSplitBase in src/sweep/split_plan.h).
+CLUSTER_SPLIT_BASE = 1 << 20
 
 
 def split_label(row):
-    """A row's split as mha-tune prints it: "16", or "plan<blocks per SM>x<min chunk keys>" for a
-    split plan. Reports since the plan carry the label as "split"; older ones are decoded."""
+    """A row's split as mha-tune prints it: "16", "plan<blocks per SM>x<min chunk keys>" for a
+    split plan, "cluster<P>" for a cluster split. Reports since the plan carry the label as
+    "split"; older ones are decoded."""
     if "split" in row:
         return row["split"]
     p = row["partitions"]
+    if p > CLUSTER_SPLIT_BASE:
+        return f"cluster{p - CLUSTER_SPLIT_BASE}"
     if p > 0:
         return str(p)
     code = -p
