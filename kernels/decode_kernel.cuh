@@ -5,7 +5,7 @@
 // Two code paths: without warp split-K the warps share each tile's softmax through shared
 // memory; with it each warp owns its own keys and the warps merge once, at the end. Two MMA
 // orientations: the block's query heads are the MMA rows (RowsMath, decode_stages.cuh) or, with
-// BM = 8, its columns (ColumnsMath, decode_stages_columns.cuh). The body reads as the algorithm;
+// WM = 8, its columns (ColumnsMath, decode_stages_columns.cuh). The body reads as the algorithm;
 // each stage is a function of those files.
 #pragma once
 
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   }
   if (kStages - 1 < num_tiles) look_up_tile(w.t_begin + kStages - 1);
 
-  // Heads on the MMA rows (decode_stages.cuh) or, for BM = 8, on its columns
+  // Heads on the MMA rows (decode_stages.cuh) or, for WM = 8, on its columns
   // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
   using Math = std::conditional_t<T::kHeadsAsColumns, ColumnsMath<T>, RowsMath<T>>;
   Math math;

@@ -11,7 +11,7 @@
 //   write_merge_area   each warp's (max, sum, output) into the drained pipeline buffers
 //   write_rows         merge the copies, then the output (one chunk) or a partial
 // RowsMath holds them together for the kernel: heads on the MMA rows (decode_stages_columns.cuh
-// has the BM-8 orientation, heads on its columns). Each is __forceinline__ over the kernel's
+// has the WM-8 orientation, heads on its columns). Each is __forceinline__ over the kernel's
 // registers: the SASS of every instance is what the single-body kernel compiled to (checked with
 // cuobjdump on six instances, docs/performance.md).
 #pragma once

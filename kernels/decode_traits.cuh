@@ -55,19 +55,20 @@ struct DecodeTraits {
   static constexpr bool kSoftCap = kSoftCap_;
   static constexpr bool kKvFp8 = sizeof(KvElem) == 1;
 
+  // WM = 8: the block's BM query heads are the n8 columns of the MMAs (decode_stages_columns.cuh),
+  // BM / 8 column tiles of 8 heads that every warp multiplies against its own keys' K/V
+  // fragments, so no MMA row is padding for groups of 8 and each fragment read from shared
+  // memory serves BM heads. One warp row: the warps split the keys (warp split-K).
+  static constexpr bool kHeadsAsColumns = kWM == 8;
   static constexpr int kWarps = kThreads / 32;
-  static constexpr int kWarpsM = kBM / kWM;
+  static constexpr int kWarpsM = kHeadsAsColumns ? 1 : kBM / kWM;
   static constexpr int kWarpsN = kBN / kWN;
   // Without warp split-K the P·V product splits the depth across the warps of a row band.
   static constexpr int kPvCols = kWarpSplitK ? kDepth : kDepth / kWarpsN;
   static constexpr int kBlocksPerKvHead = (kGroup + kBM - 1) / kBM;
   // One 16-row block holding a group of at most 8: rows 8..15 of the MMA tile (each thread's
   // second row, lane / 4 + 8) are padding in every block, so their softmax is never computed.
-  static constexpr bool kUpperRowsPadding = kBM == 16 && kGroup <= 8;
-  // BM = WM = 8: the block's 8 query heads are the n8 columns of the MMAs and 16 keys (scores)
-  // or 16 depth columns (output) their rows (decode_stages_columns.cuh), so no MMA row is
-  // padding for groups of 8, and half of them for groups of 4 instead of three quarters.
-  static constexpr bool kHeadsAsColumns = kBM == 8;
+  static constexpr bool kUpperRowsPadding = !kHeadsAsColumns && kBM == 16 && kGroup <= 8;
 
   static constexpr int kElemBytes = 2;
   static constexpr int kChunksPerRow = kDepth * kElemBytes / 16;  // 16-byte chunks of an Elem row
@@ -102,9 +103,10 @@ struct DecodeTraits {
   static_assert(kDepth == 64 || kDepth == 128 || kDepth == 256, "depth must be 64, 128 or 256");
   static_assert(kGroup >= 1, "group must be at least 1");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads: a multiple of 32, at most 1024");
-  static_assert((kWM % 16 == 0 && kBM % kWM == 0) || (kBM == 8 && kWM == 8),
-                "WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)");
-  static_assert(kBM != 8 || kWarpSplitK, "BM 8 (heads as MMA columns) needs warp split-K");
+  static_assert((kWM % 16 == 0 && kBM % kWM == 0) ||
+                    (kWM == 8 && (kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64)),
+                "WM: a multiple of 16 dividing BM, or WM 8 with BM 8, 16, 32 or 64 (heads as MMA columns)");
+  static_assert(kWM != 8 || kWarpSplitK, "WM 8 (heads as MMA columns) needs warp split-K");
   static_assert(kWN % 16 == 0 && kBN % kWN == 0, "WN: a multiple of 16 dividing BN");
   static_assert(kBK % 16 == 0 && kDepth % kBK == 0, "BK: a multiple of 16 dividing depth");
   static_assert(kWarpsM * kWarpsN == kWarps, "(BM/WM)*(BN/WN) warps must equal threads/32");

@@ -11,7 +11,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # One instance per code path: warp split-K or not, contiguous or paged, masks, sinks, fp16->fp32,
 # groups 4..64 (several row blocks, BM 64), heads as MMA columns (BM 8), fp8 caches on the MMA
-# rows (convert_tile).
+# rows (convert_tile), fp8 caches with heads as MMA columns (in registers; e5m2 with d64's
+# swizzle, paging, a window, sinks and the soft cap).
 instances=(
   "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 3, true"
   "__nv_bfloat16, __nv_bfloat16, 128, 4, PagedKv, NullMask, false, 16, 128, 64, 16, 16, 256, 2, false"
@@ -23,6 +24,8 @@ instances=(
   "__half, float, 64, 8, PagedHndKv, SlidingWindowMask, true, 8, 64, 32, 8, 16, 128, 4, true"
   "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 4, true, Fault::kNone, __nv_fp8_e4m3"
   "__half, float, 64, 7, PagedKv, SlidingWindowMask, true, 16, 64, 32, 16, 16, 128, 3, false, Fault::kNone, __nv_fp8_e5m2, true"
+  "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 8, 64, 32, 8, 16, 128, 4, true, Fault::kNone, __nv_fp8_e4m3"
+  "__half, float, 64, 8, PagedKv, SlidingWindowMask, true, 8, 64, 32, 8, 16, 128, 3, true, Fault::kNone, __nv_fp8_e5m2, true"
 )
 sass() {  # kernels dir, index, traits -> SASS text
   local src="$work/i$2_$(basename "$1").cu"

@@ -320,7 +320,9 @@ def derive(t):
 
     d = dict(t)
     d["warps"] = div(t["threads"], 32)
-    d["warps_m"] = div(t["bm"], t["wm"])
+    # WM 8: heads as MMA columns, BM / 8 column tiles in every warp, one warp row.
+    heads_as_columns = t["wm"] == 8
+    d["warps_m"] = 1 if heads_as_columns else div(t["bm"], t["wm"])
     d["warps_n"] = div(t["bn"], t["wn"])
     d["pv_cols"] = t["depth"] if t["warp_split_k"] else div(t["depth"], d["warps_n"])
     elem_bytes = 2
@@ -329,8 +331,8 @@ def derive(t):
     d["kv_chunks_per_row"] = t["depth"] * kv_elem_bytes // 16
     kv_tile = t["bn"] * t["depth"] * kv_elem_bytes
     pipeline = t["stages"] * 2 * kv_tile
-    # fp8 with heads as MMA columns (BM 8) converts in registers: no fp16 tiles (kFp8InRegisters)
-    fp8_in_registers = kv_elem_bytes == 1 and t["bm"] == 8
+    # fp8 with heads as MMA columns (WM 8) converts in registers: no fp16 tiles (kFp8InRegisters)
+    fp8_in_registers = kv_elem_bytes == 1 and heads_as_columns
     convert = 2 * t["bn"] * t["depth"] * elem_bytes if kv_elem_bytes == 1 and not fp8_in_registers else 0
     q_bytes = t["bm"] * t["depth"] * elem_bytes
     p_stride = t["bn"] + 8  # P rows padded by 16 bytes against bank conflicts
@@ -353,10 +355,12 @@ def reject_reasons(t, smem_limit):
         reasons.append("group must be at least 1")
     if not (t["threads"] % 32 == 0 and t["threads"] <= 1024):
         reasons.append("threads: a multiple of 32, at most 1024")
-    if not ((t["wm"] % 16 == 0 and t["bm"] % t["wm"] == 0) or (t["bm"] == 8 and t["wm"] == 8)):
-        reasons.append("WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)")
-    if t["bm"] == 8 and not t["warp_split_k"]:
-        reasons.append("BM 8 (heads as MMA columns) needs warp split-K")
+    if not ((t["wm"] % 16 == 0 and t["bm"] % t["wm"] == 0) or
+            (t["wm"] == 8 and t["bm"] in (8, 16, 32, 64))):
+        reasons.append(
+            "WM: a multiple of 16 dividing BM, or WM 8 with BM 8, 16, 32 or 64 (heads as MMA columns)")
+    if t["wm"] == 8 and not t["warp_split_k"]:
+        reasons.append("WM 8 (heads as MMA columns) needs warp split-K")
     if not (t["wn"] % 16 == 0 and t["bn"] % t["wn"] == 0):
         reasons.append("WN: a multiple of 16 dividing BN")
     if not (t["bk"] % 16 == 0 and t["depth"] % t["bk"] == 0):

@@ -66,8 +66,9 @@ class RejectionRules(unittest.TestCase):
     def test_good_point_is_accepted(self):
         self.assertEqual(reasons(), [])
         self.assertEqual(reasons(warp_split_k=True), [])
-        # Heads as MMA columns: BM = WM = 8, warp split-K.
-        self.assertEqual(reasons(bm=8, wm=8, warp_split_k=True), [])
+        # Heads as MMA columns: WM 8, BM / 8 column tiles per warp, one warp row, warp split-K.
+        for bm in (8, 16, 32, 64):
+            self.assertEqual(reasons(bm=bm, wm=8, warp_split_k=True), [])
 
     def test_each_rule_fires_with_its_reason(self):
         cases = [
@@ -75,10 +76,14 @@ class RejectionRules(unittest.TestCase):
             (dict(group=0), "group must be at least 1"),
             (dict(threads=100), "threads: a multiple of 32, at most 1024"),
             (dict(threads=2048), "threads: a multiple of 32, at most 1024"),
-            (dict(wm=8), "WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)"),
-            (dict(bm=48, wm=32), "WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)"),
-            (dict(bm=16, wm=8, warp_split_k=True), "WM: a multiple of 16 dividing BM, or BM = WM = 8 (heads as MMA columns)"),
-            (dict(bm=8, wm=8), "BM 8 (heads as MMA columns) needs warp split-K"),
+            (dict(bm=48, wm=32), "WM: a multiple of 16 dividing BM, or WM 8 with BM 8, 16, 32 or 64 (heads as MMA columns)"),
+            (dict(bm=24, wm=8, warp_split_k=True), "WM: a multiple of 16 dividing BM, or WM 8 with BM 8, 16, 32 or 64 (heads as MMA columns)"),
+            (dict(bm=128, wm=8, warp_split_k=True), "WM: a multiple of 16 dividing BM, or WM 8 with BM 8, 16, 32 or 64 (heads as MMA columns)"),
+            (dict(bm=8, wm=8), "WM 8 (heads as MMA columns) needs warp split-K"),
+            (dict(wm=8), "WM 8 (heads as MMA columns) needs warp split-K"),
+            # One warp row: BM 32 in columns still needs BN / WN = threads / 32.
+            (dict(bm=32, wm=8, wn=32, warp_split_k=True),
+             "(BM/WM)*(BN/WN) warps must equal threads/32"),
             (dict(wn=8), "WN: a multiple of 16 dividing BN"),
             (dict(bn=64, wn=48), "WN: a multiple of 16 dividing BN"),
             (dict(bk=24), "BK: a multiple of 16 dividing depth"),
@@ -148,10 +153,17 @@ class Names(unittest.TestCase):
         fp8 = gen.derive(point(kv_dtype="e4m3"))["smem_bytes"]
         tile = 64 * 128 * 2
         self.assertEqual(fp8, bf16 - 4 * tile + 2 * tile)
-        # Heads as MMA columns (BM 8) convert fp8 in registers: no fp16 tiles (kFp8InRegisters).
+        # Heads as MMA columns (WM 8, any BM) convert fp8 in registers: no fp16 tiles
+        # (kFp8InRegisters).
         bm8 = dict(bm=8, wm=8, warp_split_k=True)
         self.assertEqual(gen.derive(point(kv_dtype="e4m3", **bm8))["smem_bytes"],
                          gen.derive(point(**bm8))["smem_bytes"] - 4 * tile)
+        # BM 32 in columns: Q and the merge area (4 warp copies of 32 rows) scale with BM; the
+        # e4m3 pipeline (64 KB) is smaller than the merge area, which then sets the size.
+        bm32 = dict(bm=32, wm=8, warp_split_k=True)
+        self.assertEqual(gen.derive(point(**bm32))["smem_bytes"], 4 * 2 * tile + 32 * 128 * 2)
+        self.assertEqual(gen.derive(point(kv_dtype="e4m3", **bm32))["smem_bytes"],
+                         4 * 32 * 130 * 4 + 32 * 128 * 2)
         self.assertIn("K/V: the q dtype or fp8", reasons(dtype="fp16", kv_dtype="bf16"))
         self.assertIn("Fault::kNone, __nv_fp8_e5m2, true>",
                       gen.traits_type(point(kv_dtype="e5m2", soft_cap=True)))
