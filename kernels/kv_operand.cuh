@@ -32,8 +32,11 @@ struct ContiguousKv {
   }
 };
 
-struct PagedKv {
-  static constexpr const char* kName = "paged";
+// A paged cache of either page order: the page-table look-up and the split of a key into its
+// page and its row within the page are the same; `Order` places a row within a page.
+template <class Order>
+struct PagedKvIn {
+  static constexpr const char* kName = Order::kName;
   static constexpr bool kHasLookup = true;
   // key / page_size by multiply-high and shift: paged copies issued two integer divisions each,
   // and paged steps ran 1.2-1.6x the contiguous time (docs/performance.md).
@@ -47,8 +50,7 @@ struct PagedKv {
   // The row `in_page` of physical page `page` (the kernel splits the key once, at look-up time).
   __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
                                                               int in_page, int kv_head, int depth) {
-    const long long slot = static_cast<long long>(page) * p.page_size + in_page;
-    return (slot * p.kv_heads + kv_head) * depth;
+    return Order::page_row_offset(p, page, in_page, kv_head, depth);
   }
   __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
                                                               int kv_head, int depth, int page) {
@@ -60,31 +62,29 @@ struct PagedKv {
   }
 };
 
-// Pages in HND order: a KV head's page_size rows are one contiguous block (4 KiB at page 16,
-// d128, 16-bit) instead of page_size rows 2 KiB apart (8 KV heads): the same bytes, fewer and
-// larger contiguous pieces per block.
-struct PagedHndKv {
+// Pages in NHD order (vLLM's): a page is [page_size][kv_heads][depth].
+struct NhdPageOrder {
+  static constexpr const char* kName = "paged";
+  __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
+                                                              int in_page, int kv_head, int depth) {
+    const long long slot = static_cast<long long>(page) * p.page_size + in_page;
+    return (slot * p.kv_heads + kv_head) * depth;
+  }
+};
+
+// Pages in HND order (FlashInfer's, TensorRT-LLM's): a KV head's page_size rows are one
+// contiguous block (4 KiB at page 16, d128, 16-bit) instead of page_size rows 2 KiB apart (8 KV
+// heads): the same bytes, fewer and larger contiguous pieces per block.
+struct HndPageOrder {
   static constexpr const char* kName = "paged_hnd";
-  static constexpr bool kHasLookup = true;
-  __host__ __device__ static inline int lookup(const DecodeParams& p, int b, int key) {
-    return PagedKv::lookup(p, b, key);
-  }
-  __host__ __device__ static inline int in_page(const DecodeParams& p, int key) {
-    return PagedKv::in_page(p, key);
-  }
   __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
                                                               int in_page, int kv_head, int depth) {
     const long long block = static_cast<long long>(page) * p.kv_heads + kv_head;
     return (block * p.page_size + in_page) * depth;
   }
-  __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
-                                                              int kv_head, int depth, int page) {
-    return page_row_offset(p, page, in_page(p, key), kv_head, depth);
-  }
-  __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
-                                                         int kv_head, int depth) {
-    return row_offset_from(p, b, key, kv_head, depth, lookup(p, b, key));
-  }
 };
+
+using PagedKv = PagedKvIn<NhdPageOrder>;
+using PagedHndKv = PagedKvIn<HndPageOrder>;
 
 }  // namespace mha
