@@ -45,8 +45,7 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
     args.split_counters = nullptr;
   const dim3 grid = planned ? dim3(p.kv_heads * T::kBlocksPerKvHead, p.work_capacity, 1)
                             : dim3(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
-  args.cluster_combine =
-      p.cluster_combine && !planned && p.partitions >= 2 && p.partitions <= kMaxClusterPartitions;
+  args.cluster_combine = !planned && cluster_combines(p.cluster_combine, p.partitions);
   if (args.cluster_combine) {
     // The P partitions of a row block (grid x) form one cluster and combine in the kernel.
     args.split_counters = nullptr;

@@ -35,6 +35,12 @@ struct SeqSplit {
 // Partitions a cluster combine takes (DecodeParams::cluster_combine): the portable cluster size.
 constexpr int kMaxClusterPartitions = 8;
 
+// Whether `partitions` fixed partitions, asked to, combine in a thread-block cluster (no partials,
+// no reduce launch); other counts fall back to the reduce. Plans never do (launch_decode).
+__host__ __device__ inline bool cluster_combines(bool asked, int partitions) {
+  return asked && partitions >= 2 && partitions <= kMaxClusterPartitions;
+}
+
 struct DecodeParams {
   const void* q = nullptr;
   const void* k_cache = nullptr;

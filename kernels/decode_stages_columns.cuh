@@ -140,6 +140,13 @@ struct ColumnsMath {
            (pair / kFp8PairOffsets) * 128;
   }
 
+  __device__ __forceinline__ static void clear_scores(float (&s)[kKeyTiles][kColTiles][4]) {
+#pragma unroll
+    for (int kt = 0; kt < kKeyTiles; ++kt)
+#pragma unroll
+      for (int c = 0; c < kColTiles; ++c) s[kt][c][0] = s[kt][c][1] = s[kt][c][2] = s[kt][c][3] = 0.f;
+  }
+
   // fp8 Sᵀ. ldmatrix.x4 over 16 keys × chunks (2·pair, 2·pair + 1) gives r[m], m = 2·h + u, for
   // slab 2·pair + h: keys u·8 + g, bytes 4t..4t+3 of the slab (g = lane/4, t = lane%4). The A
   // fragment (16 keys × 16 k) wants a0 = (key g, k 2t, 2t+1), a1 = (key g+8, same k), a2 =
@@ -154,10 +161,7 @@ struct ColumnsMath {
     constexpr int kPairsPerFetch = T::kBK >= 32 ? T::kBK / 32 : 1;
     constexpr int kPairs = kDepthTiles / 2;
     static_assert(kPairs % kPairsPerFetch == 0, "BK must divide the depth");
-#pragma unroll
-    for (int kt = 0; kt < kKeyTiles; ++kt)
-#pragma unroll
-      for (int c = 0; c < kColTiles; ++c) s[kt][c][0] = s[kt][c][1] = s[kt][c][2] = s[kt][c][3] = 0.f;
+    clear_scores(s);
 #pragma unroll
     for (int kb = 0; kb < kPairs / kPairsPerFetch; ++kb) {
       uint32_t k_raw[kKeyTiles][kPairsPerFetch][4];
@@ -223,10 +227,7 @@ struct ColumnsMath {
   __device__ __forceinline__ void score_tile(const Elem* k_s, int warp_key0, int lane,
                                              float (&s)[kKeyTiles][kColTiles][4]) const {
     constexpr int kSlabs = T::kBK / 16;
-#pragma unroll
-    for (int kt = 0; kt < kKeyTiles; ++kt)
-#pragma unroll
-      for (int c = 0; c < kColTiles; ++c) s[kt][c][0] = s[kt][c][1] = s[kt][c][2] = s[kt][c][3] = 0.f;
+    clear_scores(s);
 #pragma unroll
     for (int kb = 0; kb < T::kDepth / T::kBK; ++kb) {
       uint32_t k_frag[kKeyTiles][kSlabs][4];

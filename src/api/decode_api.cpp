@@ -93,10 +93,8 @@ void attach_decode_workspace(DecodeParams& p, int depth, void* workspace) {
 cudaError_t decode(const DecodeParams& p, const std::string& kernel_name, cudaStream_t stream) {
   const KernelEntry* k = find_kernel(kernel_name);
   if (k == nullptr || k->launch == nullptr) return cudaErrorInvalidValue;
-  // A cluster combine (2..8 partitions) keeps the partials on chip; the launcher runs the
-  // reduce for any other split.
-  const bool in_cluster = p.cluster_combine && p.partitions <= kMaxClusterPartitions;
-  if (p.partitions > 1 && !in_cluster &&
+  // A cluster combine keeps the partials on chip; the launcher runs the reduce for any other split.
+  if (p.partitions > 1 && !cluster_combines(p.cluster_combine, p.partitions) &&
       (p.partial_out == nullptr || p.partial_max == nullptr || p.partial_sum == nullptr)) {
     return cudaErrorInvalidValue;
   }

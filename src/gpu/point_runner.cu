@@ -31,8 +31,8 @@ StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int
   const ProblemShape& s = problem.shape;
   const size_t rows = size_t(s.batch) * s.heads;
   out = DeviceBuffer(rows * s.depth * element_bytes(s.out_dtype));
-  // A cluster split combines in distributed shared memory: no partials.
-  size_t partial_rows = fixed_count() > 1 && !is_cluster_split(partitions) ? rows * fixed_count() : 0;
+  // Partitions that combine in a cluster keep their rows in distributed shared memory.
+  size_t partial_rows = partial_rows_per_head() * s.heads;
   if (is_split_plan(partitions)) {
     int device = 0;
     MHA_CUDA_CHECK(cudaGetDevice(&device));
@@ -84,7 +84,7 @@ long long StepBuffers::partial_rows_per_head() const {
   if (is_split_plan(partitions)) return plan.partial_rows_per_head;
   // A cluster combine keeps the partitions' rows in distributed shared memory (launch_decode).
   const int count = fixed_count();
-  if (cluster_combine && count >= 2 && count <= kMaxClusterPartitions) return 0;
+  if (cluster_combines(cluster_combine, count)) return 0;
   return count > 1 ? static_cast<long long>(batch) * count : 0;
 }
 
