@@ -178,6 +178,18 @@ def _fi_dtype(torch, p, key="dtype"):
             "e5m2": torch.float8_e5m2}[p[key]]
 
 
+def _fi_decode_workspace_bytes(p, sm_count):
+    """The float workspace FlashInfer's decode wrapper needs. With tensor cores it plans the step
+    as a prefill, and with CUDA graphs it reserves split-K scratch for the largest grid: heads x
+    (2 blocks per SM) x cta_tile_q (the group rounded up to 16..128) x head_dim floats. MQA (64/1,
+    d64) needs 276 MB there; the 128 MB of FlashInfer's examples failed ("Buffer overflow when
+    allocating memory for batch_prefill_tmp_v", run 33)."""
+    group = p["heads"] // p["kv_heads"]
+    cta_tile_q = min(128, max(16, 1 << (group - 1).bit_length()))
+    scratch = p["heads"] * 2 * sm_count * cta_tile_q * (p["depth"] + 1) * 4
+    return max(128 << 20, scratch + (16 << 20))
+
+
 def _outputs(torch, p):
     """Two [batch, heads, d] outputs that consecutive steps alternate between."""
     return [torch.empty(p["batch"], p["heads"], p["depth"], dtype=_fi_dtype(torch, p),
@@ -224,7 +236,9 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
         indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
         last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
                             dtype=torch.int32, device="cuda")
-        workspace = torch.zeros(128 << 20, dtype=torch.uint8, device="cuda")
+        sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+        workspace = torch.zeros(_fi_decode_workspace_bytes(p, sm_count), dtype=torch.uint8,
+                                device="cuda")
         wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
             workspace, "HND", use_cuda_graph=True, use_tensor_cores=self.tensor_cores,
             paged_kv_indptr_buffer=torch.empty_like(indptr),
