@@ -11,27 +11,14 @@ Usage: scripts/fixed_cost.py REPORT.json[.gz]
 Exit 2 on an unreadable report, 1 when no family has two timed lengths (nothing fitted is not a
 pass). Standard library only.
 """
-import gzip
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mha_report import ReportError, best_by_problem, check_report, read_json  # noqa: E402
+from mha_report import ReportError, best_by_problem, load_report  # noqa: E402
 
 LENGTH_SUFFIX = re.compile(r"^(?P<family>.+)_n(?P<keys>\d+)$")
-
-
-def load(path):
-    """The report at `path`; results/history keeps the large ones gzipped."""
-    if not path.endswith(".gz"):
-        return check_report(read_json(path, "report"), path)
-    try:
-        with gzip.open(path, "rt") as f:
-            return check_report(json.load(f), path)
-    except (OSError, ValueError) as e:
-        raise ReportError(f"{path}: cannot read the gzipped report: {e}") from None
 
 
 def fit(points):
@@ -83,7 +70,7 @@ def main(argv):
         print("usage: scripts/fixed_cost.py REPORT.json[.gz]", file=sys.stderr)
         return 2
     try:
-        report = load(argv[1])
+        report = load_report(argv[1])
     except ReportError as e:
         print(f"fixed_cost.py: {e}", file=sys.stderr)
         return 2

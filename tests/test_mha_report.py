@@ -5,6 +5,7 @@ decode as mha-tune does (checked against the labels the committed reports carry)
 finds select's exact bucket; every committed report and defaults file loads; a peers.py report
 reads back. Standard library only."""
 
+import gzip
 import json
 import os
 import sys
@@ -76,6 +77,15 @@ class FileTest(unittest.TestCase):
         with self.assertRaises(ReportError) as ctx:  # `what` names the input
             mha_report.load_report(missing, "peers report")
         self.assertIn("the peers report", str(ctx.exception))
+
+    def test_gzipped_reports_load(self):
+        # results/history keeps the large reports gzipped; every script reads them as they are.
+        path = os.path.join(self.tmp.name, "x.json.gz")
+        with gzip.open(path, "wt") as f:
+            json.dump(REPORT, f)
+        self.assertEqual(mha_report.load_report(path), REPORT)
+        self.assert_error(mha_report.load_report, self.write("{}", "plain.json.gz"),
+                          "cannot read the report", "Not a gzipped file")
 
     def test_wrong_kind(self):
         self.assert_error(mha_report.load_report, self.write(DEFAULTS), "defaults file",

@@ -1,6 +1,7 @@
 """Reading a report or a defaults file: every way it can be unusable (missing, not JSON, the other
 kind of file, a newer schema, a row or bucket without a field the scripts read) is one ReportError
 whose text names the file and the fault, so a script prints it and exits instead of a traceback."""
+import gzip
 import json
 
 from .schema import SCHEMA_VERSION
@@ -18,12 +19,13 @@ class ReportError(Exception):
 
 
 def read_json(path, what):
-    """The parsed JSON of `path`; `what` names the input in the error ("the sweep report")."""
+    """The parsed JSON of `path`, gzipped when it ends in .gz (results/history keeps the large
+    reports so); `what` names the input in the error ("the sweep report")."""
     try:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             return json.load(f)
     except OSError as e:
-        raise ReportError(f"{path}: cannot read the {what}: {e.strerror}") from None
+        raise ReportError(f"{path}: cannot read the {what}: {e.strerror or e}") from None  # BadGzipFile has no strerror
     except ValueError as e:  # JSONDecodeError, and text that is not UTF-8
         raise ReportError(f"{path}: the {what} is not valid JSON: {e}") from None
 
