@@ -36,8 +36,7 @@ __host__ __device__ inline int combine_scratch_floats(int threads, int depth) {
 // and output loads of kLoadBatch of them before any math, folds them into a running
 // (max, sum, output) state with the online-softmax algebra, and the slices meet once in shared
 // memory. So a small P costs one dependent round trip to L2, and a large P adds one per
-// kLoadBatch x slices partitions, with no block-wide reduction before the loads. Partials are
-// read through L2 (__ldcg): other blocks of the same launch wrote them when fused. blockDim.x
+// kLoadBatch x slices partitions, with no block-wide reduction before the loads. blockDim.x
 // must be a multiple of depth / 4.
 template <typename Out, bool kHasSink, Fault kFault>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int head,
@@ -59,27 +58,46 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
     float m = -INFINITY, l = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
     for (int i0 = slice; i0 < parts; i0 += kLoadBatch * slices) {
+      // The batch's loads come first, unconditional (past `parts` a thread re-reads the last
+      // partial, a valid address, and weighs it 0). Guarded (valid ? load : 0), they compiled to
+      // predicated loads that ptxas placed each after the previous partial's math: one round trip
+      // per partial (SASS; ncu: the reduce of MQA's P = 64 took 9.5 us). Now the statistics load
+      // first and the outputs before the weights' exponentials: two round trips per batch. Plain
+      // loads: this launch reads partials only after the decode grid completed
+      // (wait_for_prerequisite_grid), so no SM holds a stale copy.
       float m_i[kLoadBatch], l_i[kLoadBatch];
       float4 o_i[kLoadBatch];
 #pragma unroll
       for (int u = 0; u < kLoadBatch; ++u) {
-        const int i = i0 + u * slices;
-        const bool valid = i < parts;
-        m_i[u] = valid ? __ldcg(p.partial_max + first + i) : -INFINITY;
-        l_i[u] = valid ? __ldcg(p.partial_sum + first + i) : 0.f;
-        o_i[u] = valid ? __ldcg(part_out + static_cast<long long>(i) * cols4) : make_float4(0.f, 0.f, 0.f, 0.f);
+        const int i = min(i0 + u * slices, parts - 1);
+        o_i[u] = part_out[static_cast<long long>(i) * cols4];
+        l_i[u] = p.partial_sum[first + i];
+        m_i[u] = p.partial_max[first + i];
       }
+      // The batch folds in at once: its max first (which needs all its loads), then one weight
+      // per partial and one factor for the running state.
+      float m_new = m;
 #pragma unroll
       for (int u = 0; u < kLoadBatch; ++u) {
-        const float m_new = fmaxf(m, m_i[u]);
-        const float keep = scale_to(m, m_new), w = l_i[u] * scale_to(m_i[u], m_new);
-        l = l * keep + w;
-        acc.x = acc.x * keep + w * o_i[u].x;
-        acc.y = acc.y * keep + w * o_i[u].y;
-        acc.z = acc.z * keep + w * o_i[u].z;
-        acc.w = acc.w * keep + w * o_i[u].w;
-        m = m_new;
+        if (i0 + u * slices >= parts) m_i[u] = -INFINITY;  // weight 0
+        m_new = fmaxf(m_new, m_i[u]);
       }
+      const float keep = scale_to(m, m_new);
+      l *= keep;
+      acc.x *= keep;
+      acc.y *= keep;
+      acc.z *= keep;
+      acc.w *= keep;
+#pragma unroll
+      for (int u = 0; u < kLoadBatch; ++u) {
+        const float w = l_i[u] * scale_to(m_i[u], m_new);
+        l += w;
+        acc.x += w * o_i[u].x;
+        acc.y += w * o_i[u].y;
+        acc.z += w * o_i[u].z;
+        acc.w += w * o_i[u].w;
+      }
+      m = m_new;
     }
     *reinterpret_cast<float4*>(slice_acc + slice * depth + 4 * c4) = acc;
     if (c4 == 0) {
