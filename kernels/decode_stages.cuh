@@ -304,13 +304,35 @@ __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T
   using Elem = typename T::MmaElem;
   constexpr int kMTiles = T::kWM / 16, kNTiles = T::kWN / 8, kOTiles = T::kPvCols / 8;
   constexpr int kCpr = T::kChunksPerRow;
+  constexpr int kHalves = T::kUpperRowsPadding ? 1 : 2;
+  // Lazy rescaling (online_softmax.cuh): the warp moves its rows' reference maxima only when
+  // one of them falls more than kRescaleSlack behind this tile.
+  bool moves = false;
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-    for (int h = 0; h < (T::kUpperRowsPadding ? 1 : 2); ++h) {
-      const float m_new = fmaxf(st.row_max[mt][h], tile_max[mt][h]);
-      const float alpha = rescale(st.row_max[mt][h], m_new);
-      const float base = exp_base(m_new);
+    for (int h = 0; h < kHalves; ++h) moves |= needs_new_max(st.row_max[mt][h], tile_max[mt][h]);
+  if (__any_sync(0xffffffffu, moves)) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h) {
+        const float m_new = fmaxf(st.row_max[mt][h], tile_max[mt][h]);
+        const float alpha = rescale(st.row_max[mt][h], m_new);
+        st.row_sum[mt][h] *= alpha;
+        st.row_max[mt][h] = m_new;
+#pragma unroll
+        for (int ot = 0; ot < kOTiles; ++ot) {
+          st.o_acc[mt][ot][2 * h] *= alpha;
+          st.o_acc[mt][ot][2 * h + 1] *= alpha;
+        }
+      }
+  }
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+      const float base = exp_base(st.row_max[mt][h]);
       float sum = 0.f;
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
@@ -319,13 +341,7 @@ __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T
           s[mt][nt][e] = exp2f(s[mt][nt][e] - base);
           sum += s[mt][nt][e];
         }
-      st.row_sum[mt][h] = st.row_sum[mt][h] * alpha + sum;  // this thread's share; quad-summed at the end
-      st.row_max[mt][h] = m_new;
-#pragma unroll
-      for (int ot = 0; ot < kOTiles; ++ot) {
-        st.o_acc[mt][ot][2 * h] *= alpha;
-        st.o_acc[mt][ot][2 * h + 1] *= alpha;
-      }
+      st.row_sum[mt][h] += sum;  // this thread's share; quad-summed at the end
     }
 #pragma unroll
   for (int ks = 0; ks < T::kWN / 16; ++ks) {

@@ -294,16 +294,36 @@ struct ColumnsMath {
       score_tile(k_s, warp_key0, lane, s);
     float tile_max[kColTiles][2];
     mask_and_tile_max(s, first_key, lane, w.key_lo, w.n, scaling, tile_max);
-    float alpha[kColTiles][2], base[kColTiles][2];
+    // Lazy rescaling (online_softmax.cuh): the heads' reference maxima move only when one of
+    // them falls more than kRescaleSlack behind this tile.
+    bool moves = false;
 #pragma unroll
     for (int c = 0; c < kColTiles; ++c)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float m_new = fmaxf(head_max[c][h], tile_max[c][h]);
-        alpha[c][h] = rescale(head_max[c][h], m_new);
-        base[c][h] = exp_base(m_new);
-        head_max[c][h] = m_new;
-      }
+      for (int h = 0; h < 2; ++h) moves |= needs_new_max(head_max[c][h], tile_max[c][h]);
+    if (__any_sync(0xffffffffu, moves)) {
+      float alpha[kColTiles][2];
+#pragma unroll
+      for (int c = 0; c < kColTiles; ++c)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float m_new = fmaxf(head_max[c][h], tile_max[c][h]);
+          alpha[c][h] = rescale(head_max[c][h], m_new);
+          head_sum[c][h] *= alpha[c][h];
+          head_max[c][h] = m_new;
+        }
+#pragma unroll
+      for (int dt = 0; dt < kDepthTiles; ++dt)
+#pragma unroll
+        for (int c = 0; c < kColTiles; ++c)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o_acc[dt][c][e] *= alpha[c][e % 2];
+    }
+    float base[kColTiles][2];
+#pragma unroll
+    for (int c = 0; c < kColTiles; ++c)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) base[c][h] = exp_base(head_max[c][h]);
     float sum[kColTiles][2];
 #pragma unroll
     for (int c = 0; c < kColTiles; ++c) sum[c][0] = sum[c][1] = 0.f;
@@ -319,13 +339,7 @@ struct ColumnsMath {
 #pragma unroll
     for (int c = 0; c < kColTiles; ++c)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) head_sum[c][h] = head_sum[c][h] * alpha[c][h] + sum[c][h];
-#pragma unroll
-    for (int dt = 0; dt < kDepthTiles; ++dt)
-#pragma unroll
-      for (int c = 0; c < kColTiles; ++c)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) o_acc[dt][c][e] *= alpha[c][e % 2];
+      for (int h = 0; h < 2; ++h) head_sum[c][h] += sum[c][h];
 #pragma unroll
     for (int kt = 0; kt < kKeyTiles; ++kt) {
       // (c0, c1) of column tile c is the 8 × 8 block keys 0-7 × its heads in fragment order; its
