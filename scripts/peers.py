@@ -19,9 +19,11 @@ an fp8 cache, which rounds q and the softmax weights to e4m3 too; a wrong peer i
 never timed) and is timed with CUDA-graph replays over inputs rotated beyond 4x the L2, until the
 median is known to 0.5% (peerlib/timing.py). A problem a peer cannot compute is `not_supported`
 with the reason; a peer package that does not import makes its rows `skipped`.
-Each peer runs in its own processes, one per group of problems that share its compiled kernels;
-a process that dies (e.g. a segfault) marks the problem in flight `failed` with the signal and
-the rest go on in a new process. The parent imports no torch.
+Each peer runs in its own worker process, its problems ordered so that those sharing compiled
+kernels run back to back (a process per group paid the ~20 s start of torch and FlashInfer each
+time: 5 of them for FlashInfer tc on configs/fp8.json); a process that dies (e.g. a segfault)
+marks the problem in flight `failed` with the signal, and one that stops after a sticky CUDA
+error is replaced: the rest go on in a new process. The parent imports no torch.
 """
 import argparse
 import json
@@ -79,6 +81,15 @@ def signal_text(rc):
         return f"killed by {signal.Signals(-rc).name}"
     except ValueError:
         return f"killed by signal {-rc}"
+
+
+def ordered_by_kernels(problems):
+    """The problems with those that share compiled kernels (suite.group_key) back to back, groups
+    in order of first appearance, each group in its own order."""
+    groups = {}
+    for p in problems:
+        groups.setdefault(group_key(p), []).append(p)
+    return [p for group in groups.values() for p in group]
 
 
 def worker_command(job_path):
@@ -204,7 +215,7 @@ def run(args, problems, peers):
         mine = [(p, why) for p, q, why in cases
                 if q is peer and ("peer_" + peer.name, p["name"]) not in done]
         missing = info["packages"].get(peer.package, {}).get("error")
-        groups = {}
+        runnable = []
         for p, why in mine:
             if missing:
                 rows.append(report.make_row(peer.name, p, "skipped",
@@ -212,18 +223,18 @@ def run(args, problems, peers):
             elif why:
                 rows.append(report.make_row(peer.name, p, "not_supported", why))
             else:
-                groups.setdefault(group_key(p), []).append(p)
-        for group in groups.values():
+                runnable.append(p)
+        if runnable:
             t0 = time.time()
-            timeout = args.worker_timeout + 60 * len(group)
-            got = run_worker(peer, group, env, timeout, workdir)
+            timeout = args.worker_timeout + 60 * len(runnable)
+            got = run_worker(peer, ordered_by_kernels(runnable), env, timeout, workdir)
             rows += got
             for r in got:
                 print(f"  {r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
                       f"{report.fmt_value(r['time']['median_us'], '.2f'):>9} us  {r['reason'][:120]}",
                       flush=True)
-            print(f"  ({peer.name}: {len(group)} problem(s) in {time.time() - t0:.0f} s)", flush=True)
-            report.write_report(path, report.make_report(meta, rows))  # nothing measured is lost
+            print(f"  ({peer.name}: {len(runnable)} problem(s) in {time.time() - t0:.0f} s)", flush=True)
+        report.write_report(path, report.make_report(meta, rows))  # nothing measured is lost
     report.write_report(path, report.make_report(meta, rows))
     timed = sum(1 for r in rows if r["status"] == "passed")
     print(f"wrote {path}: {len(rows)} row(s), {timed} timed\n" + report.format_table(rows))

@@ -409,6 +409,19 @@ with open(job["journal"], "a") as j:
 '''
 
 
+class WorkerOrderTest(unittest.TestCase):
+    def test_problems_sharing_kernels_run_back_to_back(self):
+        """One worker takes all of a peer's problems: those of one group_key together, groups in
+        order of first appearance, each in its own order; none lost or repeated."""
+        ps = problems("name=a,kv_heads=8,keys=11:12;name=b,kv_heads=1,keys=21;"
+                      "name=c,kv_heads=8,batch=2,keys=31;name=d,kv_heads=1,depth=64,keys=41")
+        # a and c share kernels (batch and lengths are runtime values); b and d differ in kv_heads
+        # or depth.
+        names = [p["name"] for p in peers.ordered_by_kernels(ps)]
+        self.assertEqual(names, ["a_n11", "a_n12", "c_n31", "b_n21", "d_n41"])
+        self.assertEqual(sorted(names), sorted(p["name"] for p in ps))
+
+
 class CrashIsolationTest(unittest.TestCase):
     def test_crash_fails_only_the_problem_in_flight(self):
         """A worker that stops between problems (exit 3 after n11) is replaced without failing
