@@ -275,6 +275,20 @@ __device__ __forceinline__ void convert_tile(const unsigned char* k_in, const un
   }
 }
 
+// Lazy rescaling (online_softmax.cuh), decided once for the whole warp: true when some row
+// (or head) the warp holds has a tile max more than kRescaleSlack above its reference max. Only
+// the first kHalves of each pair are looked at (padding rows of the upper half are not).
+template <int kHalves, int kTiles>
+__device__ __forceinline__ bool warp_moves_max(const float (&ref_max)[kTiles][2],
+                                               const float (&tile_max)[kTiles][2]) {
+  bool moves = false;
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) moves |= needs_new_max(ref_max[t][h], tile_max[t][h]);
+  return __any_sync(0xffffffffu, moves);
+}
+
 // The running softmax state of the two rows (lane/4 and lane/4 + 8) of each 16-row tile a
 // thread holds, and its share of the output.
 template <class T>
@@ -305,14 +319,8 @@ __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T
   constexpr int kMTiles = T::kWM / 16, kNTiles = T::kWN / 8, kOTiles = T::kPvCols / 8;
   constexpr int kCpr = T::kChunksPerRow;
   constexpr int kHalves = T::kUpperRowsPadding ? 1 : 2;
-  // Lazy rescaling (online_softmax.cuh): the warp moves its rows' reference maxima only when
-  // one of them falls more than kRescaleSlack behind this tile.
-  bool moves = false;
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h) moves |= needs_new_max(st.row_max[mt][h], tile_max[mt][h]);
-  if (__any_sync(0xffffffffu, moves)) {
+  // Lazy rescaling: the warp moves its rows' reference maxima only when one falls behind.
+  if (warp_moves_max<kHalves>(st.row_max, tile_max)) {
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll

@@ -294,14 +294,8 @@ struct ColumnsMath {
       score_tile(k_s, warp_key0, lane, s);
     float tile_max[kColTiles][2];
     mask_and_tile_max(s, first_key, lane, w.key_lo, w.n, scaling, tile_max);
-    // Lazy rescaling (online_softmax.cuh): the heads' reference maxima move only when one of
-    // them falls more than kRescaleSlack behind this tile.
-    bool moves = false;
-#pragma unroll
-    for (int c = 0; c < kColTiles; ++c)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) moves |= needs_new_max(head_max[c][h], tile_max[c][h]);
-    if (__any_sync(0xffffffffu, moves)) {
+    // Lazy rescaling: the heads' reference maxima move only when one of them falls behind.
+    if (warp_moves_max<2>(head_max, tile_max)) {
       float alpha[kColTiles][2];
 #pragma unroll
       for (int c = 0; c < kColTiles; ++c)

@@ -373,6 +373,6 @@ def cache_bytes(p, page_size):
 def group_key(p):
     """Problems that share a peer's compiled kernels (FlashInfer's JIT modules are built per head
     counts, depth, q and cache dtypes, mask, soft-capping on or off and sink; lengths, batch,
-    paging, scales and the cap's value are runtime values) and so one worker process."""
+    paging, scales and the cap's value are runtime values), which a worker runs back to back."""
     return (p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv_dtype"], p["mask"],
             p["soft_cap"] > 0, p["has_sink"])
