@@ -66,18 +66,31 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   auto stage_offset = [](int r, int c) {
     return T::kKvFp8 ? (r * kCpr + c) * 16 : swizzled<kCpr>(r, c) * T::kKvElemBytes;
   };
-  // Paged caches: each row's page (a table read in flight a tile ahead) and its row within the
-  // page, split from the key once here. Keys past the sequence look up its last key, a valid
-  // entry, so no branch guards the read (their copies are zero-filled all the same).
+  // Paged caches: each row's page (a table read in flight a tile ahead) and its byte offset
+  // within the page, split from the key once here. Keys past the sequence look up its last key, a
+  // valid entry, so no branch guards the read or the address (their copies are zero-filled all
+  // the same). A row's byte offset is page · page_bytes + in-page offset, one mul.wide and one
+  // add: the thread's KV head and chunk are in the in-page offset from the look-up, and the
+  // strides are computed once and held opaque (every one fits an int: a page's bytes). Written
+  // as page_row_offset in elements, ptxas re-derived the KV head from blockIdx, reloaded the
+  // parameters and multiplied 64 by 64 bits for every row: 184 of the BM-16 tile's 557
+  // instructions a tile against 373 contiguous (SASS).
   int next_pages[Kv::kHasLookup ? kLoadsPerThread : 1];
-  int next_in_page[Kv::kHasLookup ? kLoadsPerThread : 1];
+  int next_in_page_bytes[Kv::kHasLookup ? kLoadsPerThread : 1];
+  int page_bytes = 0, page_row_bytes = 0, page_thread_bytes = 0;
+  if constexpr (Kv::kHasLookup) {
+    page_bytes = ptx::opaque(Kv::page_stride(p, T::kDepth) * T::kKvElemBytes);
+    page_row_bytes = ptx::opaque(Kv::row_stride(p, T::kDepth) * T::kKvElemBytes);
+    page_thread_bytes =
+        ptx::opaque((Kv::head_offset(p, kv_head, T::kDepth) + tid % kCpr * kChunkElems) * T::kKvElemBytes);
+  }
   auto look_up_tile = [&](int tile) {
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) {
         const int key = min(tile * kBN + (tid + j * T::kThreads) / kCpr, w.n - 1);
         next_pages[j] = Kv::lookup(p, w.b, key);
-        next_in_page[j] = Kv::in_page(p, key);
+        next_in_page_bytes[j] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
       }
     }
   };
@@ -117,14 +130,20 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       const int r = i / kCpr, c = i % kCpr;
       const int key = tile * kBN + r;
       const bool in_range = key < w.n;
-      long long off = 0;
-      if constexpr (Kv::kHasLookup)
-        off = in_range ? Kv::page_row_offset(p, next_pages[j], next_in_page[j], kv_head, T::kDepth) + c * kChunkElems : 0;
-      else
-        off = in_range ? copy_base + j * load_stride + tile * tile_stride : 0;
+      const void* k_src;
+      const void* v_src;
+      if constexpr (Kv::kHasLookup) {
+        const long long off = ptx::mul_wide(next_pages[j], page_bytes) + next_in_page_bytes[j];
+        k_src = reinterpret_cast<const unsigned char*>(k_base) + off;
+        v_src = reinterpret_cast<const unsigned char*>(v_base) + off;
+      } else {
+        const long long off = in_range ? copy_base + j * load_stride + tile * tile_stride : 0;
+        k_src = k_base + off;
+        v_src = v_base + off;
+      }
       const int at = T::kFp8InRegisters ? fp8_stage_offset(j, r, c) : stage_offset(r, c);
-      ptx::cp_async_16(k_s + at, k_base + off, in_range ? 16 : 0);
-      ptx::cp_async_16(v_s + at, v_base + off, in_range ? 16 : 0);
+      ptx::cp_async_16(k_s + at, k_src, in_range ? 16 : 0);
+      ptx::cp_async_16(v_s + at, v_src, in_range ? 16 : 0);
     }
   };
 

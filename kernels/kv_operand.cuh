@@ -52,6 +52,18 @@ struct PagedKvIn {
                                                               int in_page, int kv_head, int depth) {
     return Order::page_row_offset(p, page, in_page, kv_head, depth);
   }
+  // The same offset as page · page_stride + in_page · row_stride + head_offset, three terms of
+  // which the kernel computes the last once per thread and the page's product once per row:
+  // every factor fits an int (a page's elements), only the page's product needs 64 bits.
+  __host__ __device__ static inline int page_stride(const DecodeParams& p, int depth) {
+    return p.page_size * p.kv_heads * depth;
+  }
+  __host__ __device__ static inline int row_stride(const DecodeParams& p, int depth) {
+    return Order::row_stride(p, depth);
+  }
+  __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int depth) {
+    return Order::head_offset(p, kv_head, depth);
+  }
   __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
                                                               int kv_head, int depth, int page) {
     return page_row_offset(p, page, in_page(p, key), kv_head, depth);
@@ -70,6 +82,13 @@ struct NhdPageOrder {
     const long long slot = static_cast<long long>(page) * p.page_size + in_page;
     return (slot * p.kv_heads + kv_head) * depth;
   }
+  // Within a page: rows kv_heads · depth apart, the head depth further.
+  __host__ __device__ static inline int row_stride(const DecodeParams& p, int depth) {
+    return p.kv_heads * depth;
+  }
+  __host__ __device__ static inline int head_offset(const DecodeParams&, int kv_head, int depth) {
+    return kv_head * depth;
+  }
 };
 
 // Pages in HND order (FlashInfer's, TensorRT-LLM's): a KV head's page_size rows are one
@@ -81,6 +100,11 @@ struct HndPageOrder {
                                                               int in_page, int kv_head, int depth) {
     const long long block = static_cast<long long>(page) * p.kv_heads + kv_head;
     return (block * p.page_size + in_page) * depth;
+  }
+  // Within a page: the head's page_size rows back to back, depth apart.
+  __host__ __device__ static inline int row_stride(const DecodeParams&, int depth) { return depth; }
+  __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int depth) {
+    return kv_head * p.page_size * depth;
   }
 };
 

@@ -59,6 +59,20 @@ __device__ __forceinline__ long long opaque(long long x) {
   return out;
 }
 
+// The same for 32-bit values.
+__device__ __forceinline__ int opaque(int x) {
+  int out;
+  asm volatile("mov.b32 %0, %1;\n" : "=r"(out) : "r"(x));
+  return out;
+}
+// a · b of two ints as a 64-bit product in one instruction (mul.wide.s32); written as
+// (long long)a * b, ptxas multiplied 64 by 64 bits where it could not see that b fits 32.
+__device__ __forceinline__ long long mul_wide(int a, int b) {
+  long long out;
+  asm("mul.wide.s32 %0, %1, %2;\n" : "=l"(out) : "r"(a), "r"(b));
+  return out;
+}
+
 // Transposes the 8x8 matrix of 16-bit values the warp holds in fragment order (thread lane:
 // row lane/4, columns 2·(lane%4) and +1) into the same order of its transpose.
 __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t fragment) {
