@@ -33,7 +33,8 @@ struct ContiguousKv {
 };
 
 // A paged cache of either page order: the page-table look-up and the split of a key into its
-// page and its row within the page are the same; `Order` places a row within a page.
+// page and its row within the page are the same; `Order` places a row within a page (its
+// row_stride and head_offset).
 template <class Order>
 struct PagedKvIn {
   static constexpr const char* kName = Order::kName;
@@ -47,14 +48,15 @@ struct PagedKvIn {
   __host__ __device__ static inline int in_page(const DecodeParams& p, int key) {
     return key - static_cast<int>(fast_div(key, p.page_divisor)) * p.page_size;
   }
-  // The row `in_page` of physical page `page` (the kernel splits the key once, at look-up time).
+  // The row `in_page` of physical page `page` (the kernel splits the key once, at look-up time):
+  // page · page_stride + in_page · row_stride + head_offset. The kernel computes the last term
+  // once per thread and the page's product once per row; every stride fits an int (a page's
+  // elements), only the page's product needs 64 bits.
   __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
                                                               int in_page, int kv_head, int depth) {
-    return Order::page_row_offset(p, page, in_page, kv_head, depth);
+    return static_cast<long long>(page) * page_stride(p, depth) + in_page * row_stride(p, depth) +
+           head_offset(p, kv_head, depth);
   }
-  // The same offset as page · page_stride + in_page · row_stride + head_offset, three terms of
-  // which the kernel computes the last once per thread and the page's product once per row:
-  // every factor fits an int (a page's elements), only the page's product needs 64 bits.
   __host__ __device__ static inline int page_stride(const DecodeParams& p, int depth) {
     return p.page_size * p.kv_heads * depth;
   }
@@ -77,11 +79,6 @@ struct PagedKvIn {
 // Pages in NHD order (vLLM's): a page is [page_size][kv_heads][depth].
 struct NhdPageOrder {
   static constexpr const char* kName = "paged";
-  __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
-                                                              int in_page, int kv_head, int depth) {
-    const long long slot = static_cast<long long>(page) * p.page_size + in_page;
-    return (slot * p.kv_heads + kv_head) * depth;
-  }
   // Within a page: rows kv_heads · depth apart, the head depth further.
   __host__ __device__ static inline int row_stride(const DecodeParams& p, int depth) {
     return p.kv_heads * depth;
@@ -96,11 +93,6 @@ struct NhdPageOrder {
 // heads): the same bytes, fewer and larger contiguous pieces per block.
 struct HndPageOrder {
   static constexpr const char* kName = "paged_hnd";
-  __host__ __device__ static inline long long page_row_offset(const DecodeParams& p, int page,
-                                                              int in_page, int kv_head, int depth) {
-    const long long block = static_cast<long long>(page) * p.kv_heads + kv_head;
-    return (block * p.page_size + in_page) * depth;
-  }
   // Within a page: the head's page_size rows back to back, depth apart.
   __host__ __device__ static inline int row_stride(const DecodeParams&, int depth) { return depth; }
   __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int depth) {

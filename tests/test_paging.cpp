@@ -65,11 +65,12 @@ TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
   }
 }
 
-// The decode kernel computes a paged row's offset as page · page_stride + in_page · row_stride +
-// head_offset (in bytes: each term times the element size), with each stride an int: it must
-// equal page_row_offset for both orders, at page numbers whose product needs 64 bits.
+// page_row_offset composes page · page_stride + in_page · row_stride + head_offset from int
+// strides (the decode kernel adds the same terms in bytes): it must equal the written layout of
+// each order in 64 bits, at page numbers whose product needs them, and the in-page part must
+// stay below a page.
 template <class Kv>
-void expect_strides_compose(const char* order) {
+void expect_strides_compose(bool hnd) {
   for (int page_size : {1, 7, 16, 128})
     for (int kv_heads : {1, 3, 8})
       for (int depth : {64, 128, 256}) {
@@ -79,19 +80,20 @@ void expect_strides_compose(const char* order) {
         for (int page : {0, 1, 5, 1 << 20, (1 << 30) + 3})
           for (int in_page : {0, page_size / 2, page_size - 1})
             for (int h = 0; h < kv_heads; ++h) {
-              const long long composed = static_cast<long long>(page) * Kv::page_stride(p, depth) +
-                                         in_page * Kv::row_stride(p, depth) + Kv::head_offset(p, h, depth);
-              ASSERT_EQ(composed, Kv::page_row_offset(p, page, in_page, h, depth))
-                  << order << " page_size=" << page_size << " kv_heads=" << kv_heads << " depth=" << depth
-                  << " page=" << page << " in_page=" << in_page << " h=" << h;
+              const long long layout =
+                  hnd ? ((static_cast<long long>(page) * kv_heads + h) * page_size + in_page) * depth
+                      : ((static_cast<long long>(page) * page_size + in_page) * kv_heads + h) * depth;
+              ASSERT_EQ(Kv::page_row_offset(p, page, in_page, h, depth), layout)
+                  << "hnd=" << hnd << " page_size=" << page_size << " kv_heads=" << kv_heads
+                  << " depth=" << depth << " page=" << page << " in_page=" << in_page << " h=" << h;
               ASSERT_LT(in_page * Kv::row_stride(p, depth) + Kv::head_offset(p, h, depth), Kv::page_stride(p, depth));
             }
       }
 }
 
 TEST(Paging, OffsetsComposeFromPageRowAndHeadStrides) {
-  expect_strides_compose<PagedKv>("nhd");
-  expect_strides_compose<PagedHndKv>("hnd");
+  expect_strides_compose<PagedKv>(false);
+  expect_strides_compose<PagedHndKv>(true);
 }
 
 // The paged address divides by the page size with a multiply-high and a shift: it must equal the
