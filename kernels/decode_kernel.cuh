@@ -55,8 +55,28 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   using KvElem = typename T::KvElem;
   using Kv = typename T::KvOperand;
   constexpr int kCpr = T::kKvChunksPerRow;
-  constexpr int kLoadsPerThread = kBN * kCpr / T::kThreads;
   constexpr int kChunkElems = 16 / T::kKvElemBytes;
+  // Warp-split-K tiles run one pipeline per warp column: the kWarpsM warps that read the same WN
+  // keys copy only those rows of each stage and meet at their own barrier (a single warp:
+  // __syncwarp), so in the key loop no warp waits for warps that read other keys; with one
+  // barrier for the block, MQA's 8-warp blocks stalled on it (ncu, run 39: 0.85 warps per
+  // issue). Shared-softmax tiles copy the whole tile and meet as a block.
+  constexpr bool kColumnPipelines = T::kWarpSplitK;
+  constexpr int kCopyThreads = kColumnPipelines ? T::kWarpsM * 32 : T::kThreads;
+  constexpr int kCopyRows = kColumnPipelines ? kWN : kBN;
+  constexpr int kLoadsPerThread = kCopyRows * kCpr / kCopyThreads;
+  static_assert(kCopyRows * kCpr % kCopyThreads == 0, "a pipeline's rows must divide over its threads");
+  static_assert(T::kWarpsN < 16, "one named barrier per warp column (ids 1..15)");
+  const int copy_tid = kColumnPipelines ? warp_m * 32 + lane : tid;
+  const int copy_row0 = kColumnPipelines ? warp_n * kWN : 0;
+  auto wait_for_pipeline = [&]() {
+    if constexpr (!kColumnPipelines)
+      __syncthreads();
+    else if constexpr (T::kWarpsM == 1)
+      __syncwarp();
+    else
+      ptx::named_barrier(1 + warp_n, kCopyThreads);
+  };
   const KvElem* k_base = static_cast<const KvElem*>(p.k_cache);
   const KvElem* v_base = static_cast<const KvElem*>(p.v_cache);
   auto k_stage = [&](int s) { return smem + Layout::kPipeline + s * T::kStageBytes; };
@@ -82,42 +102,51 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     page_bytes = ptx::opaque(Kv::page_stride(p, T::kDepth) * T::kKvElemBytes);
     page_row_bytes = ptx::opaque(Kv::row_stride(p, T::kDepth) * T::kKvElemBytes);
     page_thread_bytes =
-        ptx::opaque((Kv::head_offset(p, kv_head, T::kDepth) + tid % kCpr * kChunkElems) * T::kKvElemBytes);
+        ptx::opaque((Kv::head_offset(p, kv_head, T::kDepth) + copy_tid % kCpr * kChunkElems) * T::kKvElemBytes);
   }
   auto look_up_tile = [&](int tile) {
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) {
-        const int key = min(tile * kBN + (tid + j * T::kThreads) / kCpr, w.n - 1);
+        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, w.n - 1);
         next_pages[j] = Kv::lookup(p, w.b, key);
         next_in_page_bytes[j] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
       }
     }
   };
-  // Contiguous caches: thread tid copies chunk tid % kCpr of rows tid / kCpr + j · kRowsPerLoad
-  // of every tile, so its addresses are one base plus j row steps plus t tiles. The base and the
+  // Contiguous caches: thread copy_tid copies chunk copy_tid % kCpr of rows copy_row0 +
+  // copy_tid / kCpr + j · kRowsPerLoad of every tile, so its addresses are one base plus j row steps plus t tiles. The base and the
   // steps are computed once and held opaque (ptx::opaque): otherwise ptxas may recompute them
   // from blockIdx and the parameters in every copy, as it did in the 128-register BM-8 instances
   // (about 50 integer instructions a tile).
-  constexpr int kRowsPerLoad = T::kThreads / kCpr;
-  static_assert(T::kThreads % kCpr == 0, "each thread copies one chunk column (threads % (depth/4) == 0)");
+  constexpr int kRowsPerLoad = kCopyThreads / kCpr;
+  static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
   long long copy_base = 0, load_stride = 0, tile_stride = 0;
   if constexpr (!Kv::kHasLookup) {
-    copy_base = ptx::opaque(Kv::row_offset(p, w.b, tid / kCpr, kv_head, T::kDepth) + tid % kCpr * kChunkElems);
+    copy_base = ptx::opaque(Kv::row_offset(p, w.b, copy_row0 + copy_tid / kCpr, kv_head, T::kDepth) +
+                            copy_tid % kCpr * kChunkElems);
     load_stride = ptx::opaque(kRowsPerLoad * Kv::key_stride(p, T::kDepth));
     tile_stride = ptx::opaque(kBN * Kv::key_stride(p, T::kDepth));
   }
   // fp8 tiles that the columns math reads with ldmatrix are swizzled too (fp8_swizzled_bytes).
-  // A thread's rows step by kRowsPerLoad, a multiple of the swizzle's 8-row period, so its
-  // offset is one base plus j row steps. The base passes through an identity shuffle, which
-  // ptxas does not recompute: it sees through ptx::opaque's mov (a PTX instruction) and, with
-  // it, recomputed the swizzle from the thread index in every tile (12 instructions, SASS).
-  constexpr bool kFp8CopyStepsRows = T::kFp8InRegisters && kRowsPerLoad % 8 == 0;
-  const int fp8_copy_offset =
-      kFp8CopyStepsRows ? __shfl_sync(0xffffffffu, fp8_swizzled_bytes<kCpr>(tid / kCpr, tid % kCpr), lane) : 0;
+  // A thread's rows step by kRowsPerLoad: a multiple of the swizzle's 8-row period, or half a
+  // period (a warp column's 32 copiers at d128: 4 rows), which flips the same chunk bit in every
+  // row. So its offsets are one base (or two, alternating with j) plus j row steps. The bases
+  // pass through an identity shuffle, which ptxas does not recompute: it sees through
+  // ptx::opaque's mov (a PTX instruction) and, with it, recomputed the swizzle from the thread
+  // index in every tile (12 instructions, SASS).
+  constexpr bool kFp8CopyStepsRows = T::kFp8InRegisters && kRowsPerLoad % 4 == 0;
+  constexpr int kFp8RowStepBytes = kRowsPerLoad * kCpr * 16;
+  int fp8_copy_offset[2] = {0, 0};
+  if constexpr (kFp8CopyStepsRows) {
+    const int r0 = copy_row0 + copy_tid / kCpr, c0 = copy_tid % kCpr;
+    fp8_copy_offset[0] = __shfl_sync(0xffffffffu, fp8_swizzled_bytes<kCpr>(r0, c0), lane);
+    fp8_copy_offset[1] =
+        __shfl_sync(0xffffffffu, fp8_swizzled_bytes<kCpr>(r0 + kRowsPerLoad, c0) - kFp8RowStepBytes, lane);
+  }
   auto fp8_stage_offset = [&](int j, int r, int c) {
     if constexpr (kFp8CopyStepsRows)
-      return fp8_copy_offset + j * kRowsPerLoad * kCpr * 16;
+      return fp8_copy_offset[kRowsPerLoad % 8 == 0 ? 0 : j & 1] + j * kFp8RowStepBytes;
     else
       return fp8_swizzled_bytes<kCpr>(r, c);
   };
@@ -126,8 +155,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     unsigned char* v_s = v_stage(stage);
 #pragma unroll
     for (int j = 0; j < kLoadsPerThread; ++j) {
-      const int i = tid + j * T::kThreads;
-      const int r = i / kCpr, c = i % kCpr;
+      const int i = copy_tid + j * kCopyThreads;
+      const int r = copy_row0 + i / kCpr, c = i % kCpr;
       const int key = tile * kBN + r;
       const bool in_range = key < w.n;
       const void* k_src;
@@ -170,7 +199,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
 
   for (int it = 0; it < num_tiles; ++it) {
     ptx::cp_async_wait<kStages - 2>();
-    __syncthreads();  // tile `it` has landed for every thread; stage (it-1) is free to refill
+    wait_for_pipeline();  // tile `it` has landed for every copier; stage (it-1) is free to refill
     if (it + kStages - 1 < num_tiles) {
       issue_tile(w.t_begin + it + kStages - 1, (it + kStages - 1) % kStages);
       if (it + kStages < num_tiles) look_up_tile(w.t_begin + it + kStages);

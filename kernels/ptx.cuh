@@ -34,6 +34,12 @@ __device__ __forceinline__ void wait_for_prerequisite_grid() {
 #endif
 }
 
+// A barrier of `threads` threads (whole warps) on named barrier `id` (1..15; 0 is __syncthreads'),
+// with the memory ordering of __syncthreads among them.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
