@@ -20,9 +20,12 @@ namespace mha {
 constexpr int kReduceSlices = 8;
 __host__ __device__ constexpr int reduce_threads(int depth) { return kReduceSlices * depth / 4; }
 constexpr int kReduceMaxThreads = reduce_threads(256);
-// Partitions a thread loads before it does any math: one round trip to L2 covers up to
-// kLoadBatch x slices partitions.
+// Partitions a thread loads before it does any math: one batch covers up to kLoadBatch x slices
+// partitions. Rows with more partials than that (MQA's 64, plans' longest sequences) take
+// batches of kWideLoadBatch, so up to 64 partials at 8 slices cost one batch, not two; the
+// narrow batch stays for the rest, where wide ones would mostly re-read the last partial.
 constexpr int kLoadBatch = 4;
+constexpr int kWideLoadBatch = 8;
 
 // Shared-memory floats combine_row needs with `threads` threads: the same at any partition count.
 __host__ __device__ inline int combine_scratch_floats(int threads, int depth) {
@@ -30,13 +33,64 @@ __host__ __device__ inline int combine_scratch_floats(int threads, int depth) {
   return slices * depth + 2 * slices;
 }
 
+// One thread's partitions i = slice, slice + slices, ... < parts folded into its running
+// (m, l, acc), kBatch at a time.
+template <int kBatch, class ScaleTo>
+__device__ __forceinline__ void fold_partials(const DecodeParams& p, const float4* part_out,
+                                              long long first, int parts, int slice, int slices,
+                                              int cols4, ScaleTo scale_to, float& m, float& l,
+                                              float4& acc) {
+  for (int i0 = slice; i0 < parts; i0 += kBatch * slices) {
+    // The batch's loads come first, unconditional (past `parts` a thread re-reads the last
+    // partial, a valid address, and weighs it 0). Guarded (valid ? load : 0), they compiled to
+    // predicated loads that ptxas placed each after the previous partial's math: one round trip
+    // per partial (SASS; ncu: the reduce of MQA's P = 64 took 9.5 us). Now the statistics load
+    // first and the outputs before the weights' exponentials: two round trips per batch. Plain
+    // loads: this launch reads partials only after the decode grid completed
+    // (wait_for_prerequisite_grid), so no SM holds a stale copy.
+    float m_i[kBatch], l_i[kBatch];
+    float4 o_i[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int i = min(i0 + u * slices, parts - 1);
+      o_i[u] = part_out[static_cast<long long>(i) * cols4];
+      l_i[u] = p.partial_sum[first + i];
+      m_i[u] = p.partial_max[first + i];
+    }
+    // The batch folds in at once: its max first (which needs all its loads), then one weight
+    // per partial and one factor for the running state.
+    float m_new = m;
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      if (i0 + u * slices >= parts) m_i[u] = -INFINITY;  // weight 0
+      m_new = fmaxf(m_new, m_i[u]);
+    }
+    const float keep = scale_to(m, m_new);
+    l *= keep;
+    acc.x *= keep;
+    acc.y *= keep;
+    acc.z *= keep;
+    acc.w *= keep;
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const float w = l_i[u] * scale_to(m_i[u], m_new);
+      l += w;
+      acc.x += w * o_i[u].x;
+      acc.y += w * o_i[u].y;
+      acc.z += w * o_i[u].z;
+      acc.w += w * o_i[u].w;
+    }
+    m = m_new;
+  }
+}
+
 // The whole block combines `parts` partial rows first .. first + parts - 1 of query head `head`
 // into output row `out_row`. The block is `slices` groups of depth/4 threads; each thread owns
 // one float4 column of the partitions i = slice, slice + slices, ... It issues the statistics
-// and output loads of kLoadBatch of them before any math, folds them into a running
+// and output loads of a batch of them (fold_partials) before any math, folds them into a running
 // (max, sum, output) state with the online-softmax algebra, and the slices meet once in shared
-// memory. So a small P costs one dependent round trip to L2, and a large P adds one per
-// kLoadBatch x slices partitions, with no block-wide reduction before the loads. blockDim.x
+// memory. So a small P costs one batch, and a large P adds one per kWideLoadBatch x slices
+// partitions, with no block-wide reduction before the loads. blockDim.x
 // must be a multiple of depth / 4.
 template <typename Out, bool kHasSink, Fault kFault>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int head,
@@ -57,48 +111,10 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
     const float4* part_out = reinterpret_cast<const float4*>(p.partial_out + first * depth) + c4;
     float m = -INFINITY, l = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int i0 = slice; i0 < parts; i0 += kLoadBatch * slices) {
-      // The batch's loads come first, unconditional (past `parts` a thread re-reads the last
-      // partial, a valid address, and weighs it 0). Guarded (valid ? load : 0), they compiled to
-      // predicated loads that ptxas placed each after the previous partial's math: one round trip
-      // per partial (SASS; ncu: the reduce of MQA's P = 64 took 9.5 us). Now the statistics load
-      // first and the outputs before the weights' exponentials: two round trips per batch. Plain
-      // loads: this launch reads partials only after the decode grid completed
-      // (wait_for_prerequisite_grid), so no SM holds a stale copy.
-      float m_i[kLoadBatch], l_i[kLoadBatch];
-      float4 o_i[kLoadBatch];
-#pragma unroll
-      for (int u = 0; u < kLoadBatch; ++u) {
-        const int i = min(i0 + u * slices, parts - 1);
-        o_i[u] = part_out[static_cast<long long>(i) * cols4];
-        l_i[u] = p.partial_sum[first + i];
-        m_i[u] = p.partial_max[first + i];
-      }
-      // The batch folds in at once: its max first (which needs all its loads), then one weight
-      // per partial and one factor for the running state.
-      float m_new = m;
-#pragma unroll
-      for (int u = 0; u < kLoadBatch; ++u) {
-        if (i0 + u * slices >= parts) m_i[u] = -INFINITY;  // weight 0
-        m_new = fmaxf(m_new, m_i[u]);
-      }
-      const float keep = scale_to(m, m_new);
-      l *= keep;
-      acc.x *= keep;
-      acc.y *= keep;
-      acc.z *= keep;
-      acc.w *= keep;
-#pragma unroll
-      for (int u = 0; u < kLoadBatch; ++u) {
-        const float w = l_i[u] * scale_to(m_i[u], m_new);
-        l += w;
-        acc.x += w * o_i[u].x;
-        acc.y += w * o_i[u].y;
-        acc.z += w * o_i[u].z;
-        acc.w += w * o_i[u].w;
-      }
-      m = m_new;
-    }
+    if (parts > kLoadBatch * slices)
+      fold_partials<kWideLoadBatch>(p, part_out, first, parts, slice, slices, cols4, scale_to, m, l, acc);
+    else
+      fold_partials<kLoadBatch>(p, part_out, first, parts, slice, slices, cols4, scale_to, m, l, acc);
     *reinterpret_cast<float4*>(slice_acc + slice * depth + 4 * c4) = acc;
     if (c4 == 0) {
       slice_max[slice] = m;
