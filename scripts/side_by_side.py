@@ -78,7 +78,7 @@ def build_table(ours, peers, defaults):
         + " | ".join(SHORT.get(n, n) for n in peer_names)
         + " | floor µs | read µs | best peer | best peer / default |",
         "|---|---|---:|---:|" + "---:|" * len(peer_names) + "---:|---:|---|---:|"]
-    ratios, by_category, misses = [], {}, []
+    ratios, by_category, by_batch, misses = [], {}, {}, []
     for name in order:
         prob = problems[name]
         choice = default_choice(defaults, prob)
@@ -99,6 +99,7 @@ def build_table(ours, peers, defaults):
                 ratio = timed[bp] / d["time"]["median_us"]
                 ratios.append(ratio)
                 by_category.setdefault(category(prob), []).append(ratio)
+                by_batch.setdefault(prob["batch"], []).append(ratio)
                 ratio_text = f"{ratio:.2f}"
                 if ratio < 1 / 1.02:
                     misses.append(f"{name}: default {d['time']['median_us']:.2f} µs, "
@@ -117,6 +118,11 @@ def build_table(ours, peers, defaults):
               f"**{geomean(ratios):.3f}** (> 1: mha-tune faster)."]
     for cat, v in sorted(by_category.items()):
         lines.append(f"- {cat}: {geomean(v):.3f} over {len(v)} (min {min(v):.2f}, max {max(v):.2f})")
+    # By batch size too: serving targets are stated per batch (e.g. batch 1's geomean).
+    if len(by_batch) > 1:
+        for batch, v in sorted(by_batch.items()):
+            lines.append(f"- batch {batch}: {geomean(v):.3f} over {len(v)} "
+                         f"(min {min(v):.2f}, max {max(v):.2f})")
     lines.append(f"\nProblems where the default is more than 2% slower than the best peer: {len(misses)}")
     lines += [f"- {m}" for m in misses]
     lines.append("\nfloor: the step's bytes over the peak read bandwidth; read: a plain streaming read of "

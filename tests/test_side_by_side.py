@@ -46,6 +46,19 @@ class SideBySideTest(unittest.TestCase):
                     json.dump(doc, f)
             return subprocess.run([sys.executable, SCRIPT, *paths], capture_output=True, text=True)
 
+    def test_geomean_by_batch_size_when_the_suite_has_several(self):
+        ours, peers = copy.deepcopy(OURS), copy.deepcopy(PEERS)
+        b8 = dict(PROBLEM, name="p8_n1024", batch=8)
+        ours["rows"] += [row("decode_a", 4, 20.0, problem=b8)]
+        peers["rows"] += [row("peer_flashinfer_xqa", 1, 30.0, problem=b8)]
+        defaults = copy.deepcopy(DEFAULTS)
+        defaults["buckets"].append(dict(DEFAULTS["buckets"][0], work_units=64))
+        r = self.run_script(ours, peers, defaults)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("- batch 1: 1.250 over 1", r.stdout)   # 10 / 8
+        self.assertIn("- batch 8: 1.500 over 1", r.stdout)   # 30 / 20
+        self.assertNotIn("- batch", self.run_script(OURS, PEERS, DEFAULTS).stdout)  # one batch size
+
     def test_table(self):
         r = self.run_script(OURS, PEERS, DEFAULTS)
         self.assertEqual(r.returncode, 0, r.stderr)
