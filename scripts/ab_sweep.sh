@@ -42,16 +42,25 @@ status=0
 python3 - "${prefix}_before.json" "${prefix}_after.json" "$(dirname "${BASH_SOURCE[0]}")" <<'PY'
 import math, sys
 sys.path.insert(0, sys.argv[3])
-from mha_report import best_by_problem, load_report
-before, after = (best_by_problem(load_report(path)["rows"]) for path in sys.argv[1:3])
+from mha_report import best_by_problem, load_report, ratios_by_kernel
+rows_before, rows_after = (load_report(path)["rows"] for path in sys.argv[1:3])
+before, after = best_by_problem(rows_before), best_by_problem(rows_after)
 ratios = []
 print("| problem | before µs | after µs | after / before |\n|---|---:|---:|---:|")
 for name in sorted(set(before) & set(after)):
     b, a = before[name]["time"]["median_us"], after[name]["time"]["median_us"]
     ratios.append(a / b)
     print(f"| {name} | {b:.2f} | {a:.2f} | {a / b:.3f} |")
+def geomean(v):
+    return math.exp(sum(map(math.log, v)) / len(v))
 if ratios:
-    print(f"\nBest per problem, after / before: geomean "
-          f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f} over {len(ratios)}")
+    print(f"\nBest per problem, after / before: geomean {geomean(ratios):.3f} over {len(ratios)}")
+# Every kernel's movement, slowest first: a kernel that got slower but is never the best moves
+# no row above, and may be a lead (run 41's 6-stage tile).
+by_kernel = ratios_by_kernel(rows_before, rows_after)
+if by_kernel:
+    print("\n| kernel | points | after / before (geomean) | min | max |\n|---|---:|---:|---:|---:|")
+    for kernel, v in sorted(by_kernel.items(), key=lambda kv: -geomean(kv[1])):
+        print(f"| {kernel} | {len(v)} | {geomean(v):.3f} | {min(v):.3f} | {max(v):.3f} |")
 PY
 exit $status

@@ -199,6 +199,21 @@ class RowTest(unittest.TestCase):
         self.assertEqual(mha_report.best_by_problem(rows)["p"]["partitions"], 4)
         self.assertEqual(mha_report.best_by_problem(rows[2:]), {})
 
+    def test_ratios_by_kernel_pair_the_points_timed_in_both(self):
+        before = [dict(ROW, partitions=1, time={"median_us": 10.0}),
+                  dict(ROW, partitions=4, time={"median_us": 8.0}),
+                  dict(ROW, kernel="decode_b", partitions=4, time={"median_us": 5.0}),
+                  dict(ROW, kernel="decode_b", partitions=8, time={"median_us": 5.0}),
+                  dict(ROW, kernel="decode_c", partitions=4, time={"median_us": 5.0})]
+        after = [dict(ROW, partitions=1, time={"median_us": 12.0}),
+                 dict(ROW, partitions=4, time={"median_us": 6.0}),
+                 dict(ROW, kernel="decode_b", partitions=4, time={"median_us": 4.0}),
+                 dict(ROW, kernel="decode_b", partitions=8, time={"median_us": 1.0},
+                      status="incorrect"),  # not timed: no pair
+                 dict(ROW, kernel="decode_d", partitions=4, time={"median_us": 5.0})]
+        self.assertEqual(mha_report.ratios_by_kernel(before, after),
+                         {"decode_a": [1.2, 0.75], "decode_b": [0.8]})
+
     def test_bucket_for(self):
         self.assertIs(mha_report.bucket_for(DEFAULTS, PROBLEM), BUCKET)
         for change in ({"keys": 1024}, {"keys": 511}, {"batch": 4}, {"kv_heads": 4},

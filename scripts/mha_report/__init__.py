@@ -4,9 +4,10 @@ script that needs no GPU and no plotting library can still read a report.
 
   files:  read_json, load_report, load_defaults (and check_* for a document already parsed);
           every unusable input raises ReportError, whose text names the file and what is wrong.
-  schema: what a row means: split_label, is_ragged, is_timed, best_by_problem, bucket_for.
+  schema: what a row means: split_label, is_ragged, is_timed, best_by_problem, bucket_for,
+          ratios_by_kernel (an A/B's per-kernel movement).
 """
 from .files import (BUCKET_KEYS, ROW_KEYS, ReportError, check_defaults, check_report,  # noqa: F401
                     load_defaults, load_report, read_json)
 from .schema import (SCHEMA_VERSION, best_by_problem, bucket_for, is_ragged,  # noqa: F401
-                     is_timed, split_label)
+                     is_timed, ratios_by_kernel, split_label)

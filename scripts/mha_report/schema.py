@@ -54,6 +54,20 @@ def best_by_problem(rows):
     return best
 
 
+def ratios_by_kernel(before_rows, after_rows):
+    """kernel -> [after / before median] over the points (problem, split) timed in both: how each
+    kernel of an A/B moved, beside the best per problem (which hides a kernel that got slower
+    but is never the best)."""
+    def timed(rows):
+        return {(r["kernel"], r["problem"]["name"], split_label(r)): r["time"]["median_us"]
+                for r in rows if is_timed(r)}
+    before, after = timed(before_rows), timed(after_rows)
+    ratios = {}
+    for key in sorted(before.keys() & after.keys()):
+        ratios.setdefault(key[0], []).append(after[key] / before[key])
+    return ratios
+
+
 def dtype_key(problem):
     """The dtype part of a family as select keys its buckets (kernel_registry.h dtype_key): q's
     dtype, then "_kv<cache dtype>" for an fp8 cache and "_cap" for soft-capping."""
