@@ -40,9 +40,9 @@ done
 status=0
 "$after/build-ab/mha-tune" compare "${prefix}_before.json" "${prefix}_after.json" > "${prefix}_compare.md" || status=$?
 python3 - "${prefix}_before.json" "${prefix}_after.json" "$(dirname "${BASH_SOURCE[0]}")" <<'PY'
-import math, sys
+import sys
 sys.path.insert(0, sys.argv[3])
-from mha_report import best_by_problem, load_report, ratios_by_kernel
+from mha_report import best_by_problem, geomean, load_report, ratios_by_kernel
 rows_before, rows_after = (load_report(path)["rows"] for path in sys.argv[1:3])
 before, after = best_by_problem(rows_before), best_by_problem(rows_after)
 ratios = []
@@ -51,8 +51,6 @@ for name in sorted(set(before) & set(after)):
     b, a = before[name]["time"]["median_us"], after[name]["time"]["median_us"]
     ratios.append(a / b)
     print(f"| {name} | {b:.2f} | {a:.2f} | {a / b:.3f} |")
-def geomean(v):
-    return math.exp(sum(map(math.log, v)) / len(v))
 if ratios:
     print(f"\nBest per problem, after / before: geomean {geomean(ratios):.3f} over {len(ratios)}")
 # Every kernel's movement, slowest first: a kernel that got slower but is never the best moves

@@ -16,7 +16,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mha_report import ReportError, best_by_problem, load_report  # noqa: E402
+from mha_report import best_by_problem, load_report_argument  # noqa: E402
 
 LENGTH_SUFFIX = re.compile(r"^(?P<family>.+)_n(?P<keys>\d+)$")
 
@@ -66,14 +66,7 @@ def gbps(inv_rate):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: scripts/fixed_cost.py REPORT.json[.gz]", file=sys.stderr)
-        return 2
-    try:
-        report = load_report(argv[1])
-    except ReportError as e:
-        print(f"fixed_cost.py: {e}", file=sys.stderr)
-        return 2
+    report = load_report_argument(argv)
     found = families(report["rows"])
     if not found:
         print(f"fixed_cost.py: {argv[1]}: no family timed at two or more lengths "

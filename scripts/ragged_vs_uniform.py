@@ -8,12 +8,11 @@ Usage: scripts/ragged_vs_uniform.py REPORT.json
 Exit 2 on an unreadable report, 1 when it holds no pair with both sides timed (nothing compared
 is not a pass). Standard library only.
 """
-import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mha_report import ReportError, best_by_problem, load_report, split_label  # noqa: E402
+from mha_report import best_by_problem, geomean, load_report_argument, split_label  # noqa: E402
 
 MARK = "_uniform_equiv"
 
@@ -30,14 +29,7 @@ def pairs(best):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: scripts/ragged_vs_uniform.py REPORT.json", file=sys.stderr)
-        return 2
-    try:
-        report = load_report(argv[1])
-    except ReportError as e:
-        print(f"ragged_vs_uniform.py: {e}", file=sys.stderr)
-        return 2
+    report = load_report_argument(argv, "REPORT.json")
     found = pairs(best_by_problem(report["rows"]))
     if not found:
         print(f"ragged_vs_uniform.py: {argv[1]}: no ragged batch with a timed `{MARK}` twin",
@@ -51,8 +43,7 @@ def main(argv):
         ratios.append(r / u)
         print(f"| {ragged['problem']['name']} | {r:.2f} ({split_label(ragged)}) | "
               f"{u:.2f} ({split_label(uniform)}) | {r / u:.3f} |")
-    print(f"\nGeometric mean over {len(ratios)}: "
-          f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}; worst {max(ratios):.3f}")
+    print(f"\nGeometric mean over {len(ratios)}: {geomean(ratios):.3f}; worst {max(ratios):.3f}")
     return 0
 
 

@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 import mha_report  # noqa: E402
-from mha_report import ReportError, is_ragged, split_label  # noqa: E402
+from mha_report import ReportError, geomean, is_ragged, split_label  # noqa: E402
 
 SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
          "peer_flashinfer_xqa": "FI xqa", "peer_flashinfer_cudnn": "FI cuDNN",
@@ -37,10 +37,6 @@ def category(problem):
         return "sink/window"
     kind = "ragged" if is_ragged(problem) else "uniform"
     return f"{kind}, {problem['kv'] + str(problem['page_size']) if problem['kv'] != 'contig' else 'contig'}"
-
-
-def geomean(v):
-    return math.exp(sum(map(math.log, v)) / len(v)) if v else math.nan
 
 
 def build_table(ours, peers, defaults):

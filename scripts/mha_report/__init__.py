@@ -2,12 +2,13 @@
 scripts (side_by_side.py, plot_report.py, peers.py --resume). Standard library only, so that a
 script that needs no GPU and no plotting library can still read a report.
 
-  files:  read_json, load_report, load_defaults (and check_* for a document already parsed);
+  files:  read_json, load_report, load_defaults (and check_* for a document already parsed),
+          load_report_argument (a one-report script's argv);
           every unusable input raises ReportError, whose text names the file and what is wrong.
   schema: what a row means: split_label, is_ragged, is_timed, best_by_problem, bucket_for,
-          ratios_by_kernel (an A/B's per-kernel movement).
+          ratios_by_kernel (an A/B's per-kernel movement), geomean.
 """
 from .files import (BUCKET_KEYS, ROW_KEYS, ReportError, check_defaults, check_report,  # noqa: F401
-                    load_defaults, load_report, read_json)
-from .schema import (SCHEMA_VERSION, best_by_problem, bucket_for, is_ragged,  # noqa: F401
-                     is_timed, ratios_by_kernel, split_label)
+                    load_defaults, load_report, load_report_argument, read_json)
+from .schema import (SCHEMA_VERSION, best_by_problem, bucket_for, geomean,  # noqa: F401
+                     is_ragged, is_timed, ratios_by_kernel, split_label)

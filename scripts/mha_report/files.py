@@ -3,6 +3,8 @@ kind of file, a newer schema, a row or bucket without a field the scripts read) 
 whose text names the file and the fault, so a script prints it and exits instead of a traceback."""
 import gzip
 import json
+import os
+import sys
 
 from .schema import SCHEMA_VERSION
 
@@ -85,3 +87,17 @@ def load_report(path, what="report", row_keys=ROW_KEYS):
 
 def load_defaults(path, what="defaults file"):
     return check_defaults(read_json(path, what), path, what)
+
+
+def load_report_argument(argv, argument="REPORT.json[.gz]"):
+    """The report of a script that takes exactly one (argv as sys.argv): loaded; otherwise the
+    usage or the file's fault on stderr, under the script's name, and exit 2."""
+    script = os.path.basename(argv[0])
+    if len(argv) != 2:
+        print(f"usage: scripts/{script} {argument}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        return load_report(argv[1])
+    except ReportError as e:
+        print(f"{script}: {e}", file=sys.stderr)
+        sys.exit(2)

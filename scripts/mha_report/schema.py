@@ -1,6 +1,8 @@
 """What the fields of a report row and of a defaults bucket mean, computed as mha-tune's C++
 does (src/reports/report_json.cpp writes rows, src/reports/select.cpp buckets)."""
 
+import math
+
 # Of mha-tune's reports and of peers.py's, which copy their schema (peerlib/report.py).
 SCHEMA_VERSION = 1
 
@@ -94,3 +96,8 @@ def bucket_for(defaults, problem):
                 and b["min_keys"] <= problem["keys"] <= b["max_keys"]):
             return b
     return None
+
+
+def geomean(values):
+    """The geometric mean of positive ratios (nan for none)."""
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else math.nan
