@@ -364,7 +364,7 @@ __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          s[mt][nt][e] = exp2f(s[mt][nt][e] - base);
+          s[mt][nt][e] = exp2_weight(s[mt][nt][e] - base);
           sum += s[mt][nt][e];
         }
       st.row_sum[mt][h] += sum;  // this thread's share; quad-summed at the end
@@ -433,8 +433,8 @@ __device__ __forceinline__ void fold_tile_shared(unsigned char* smem,
       float sum = 0.f;
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt) {
-        const float p0 = exp2f(s[mt][nt][2 * h] - base);
-        const float p1 = exp2f(s[mt][nt][2 * h + 1] - base);
+        const float p0 = exp2_weight(s[mt][nt][2 * h] - base);
+        const float p1 = exp2_weight(s[mt][nt][2 * h + 1] - base);
         sum += p0 + p1;
         *reinterpret_cast<uint32_t*>(p_s + row * T::kPStride + warp_key0 + nt * 8 + (lane % 4) * 2) =
             ptx::pack2<Elem>(p0, p1);

@@ -342,7 +342,7 @@ struct ColumnsMath {
       for (int c = 0; c < kColTiles; ++c)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          s[kt][c][e] = exp2f(s[kt][c][e] - base[c][e % 2]);
+          s[kt][c][e] = exp2_weight(s[kt][c][e] - base[c][e % 2]);
           sum[c][e % 2] += s[kt][c][e];
         }
 #pragma unroll
