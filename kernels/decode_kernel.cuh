@@ -115,18 +115,26 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
   };
   // Contiguous caches: thread copy_tid copies chunk copy_tid % kCpr of rows copy_row0 +
-  // copy_tid / kCpr + j · kRowsPerLoad of every tile, so its addresses are one base plus j row steps plus t tiles. The base and the
-  // steps are computed once and held opaque (ptx::opaque): otherwise ptxas may recompute them
-  // from blockIdx and the parameters in every copy, as it did in the 128-register BM-8 instances
-  // (about 50 integer instructions a tile).
+  // copy_tid / kCpr + j · kRowsPerLoad of every tile. Its K and V source pointers start at the
+  // block's first tile and advance one tile per issue (a 64-bit add each), and its rows are those
+  // pointers plus j row steps. The steps are computed once and held opaque (ptx::opaque):
+  // otherwise ptxas may recompute them from blockIdx and the parameters in every copy, as it did in
+  // the 128-register BM-8 instances (about 50 integer instructions a tile). Computed from the tile
+  // index in every issue, the sources cost MQA's BM-16 tile about 40 of its 228 instructions a
+  // tile (SASS: a 64-bit multiply and a select per row).
   constexpr int kRowsPerLoad = kCopyThreads / kCpr;
   static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
-  long long copy_base = 0, load_stride = 0, tile_stride = 0;
+  const KvElem* k_next = k_base;
+  const KvElem* v_next = v_base;
+  long long load_stride = 0, tile_stride = 0;
   if constexpr (!Kv::kHasLookup) {
-    copy_base = ptx::opaque(Kv::row_offset(p, w.b, copy_row0 + copy_tid / kCpr, kv_head, T::kDepth) +
-                            copy_tid % kCpr * kChunkElems);
     load_stride = ptx::opaque(kRowsPerLoad * Kv::key_stride(p, T::kDepth));
     tile_stride = ptx::opaque(kBN * Kv::key_stride(p, T::kDepth));
+    const long long first = ptx::opaque(Kv::row_offset(p, w.b, copy_row0 + copy_tid / kCpr, kv_head, T::kDepth) +
+                                        copy_tid % kCpr * kChunkElems) +
+                            static_cast<long long>(w.t_begin) * tile_stride;
+    k_next = k_base + first;
+    v_next = v_base + first;
   }
   // fp8 tiles that the columns math reads with ldmatrix are swizzled too (fp8_swizzled_bytes).
   // A thread's rows step by kRowsPerLoad: a multiple of the swizzle's 8-row period, or half a
@@ -150,15 +158,19 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     else
       return fp8_swizzled_bytes<kCpr>(r, c);
   };
-  auto issue_tile = [&](int tile, int stage) {
+  // Issues one tile's copies. Every tile but a sequence's last lies wholly before its end
+  // (kChecked false): its copies need no per-row test. In the last, rows past the end read the
+  // cache's first row with a source size of 0 (zero-filled): their V rows contribute 0 · 0,
+  // never NaN. Tiles are issued in order, so the contiguous sources advance here.
+  auto issue_tile = [&](int tile, int stage, auto checked) {
+    constexpr bool kChecked = decltype(checked)::value;
     unsigned char* k_s = k_stage(stage);
     unsigned char* v_s = v_stage(stage);
 #pragma unroll
     for (int j = 0; j < kLoadsPerThread; ++j) {
       const int i = copy_tid + j * kCopyThreads;
       const int r = copy_row0 + i / kCpr, c = i % kCpr;
-      const int key = tile * kBN + r;
-      const bool in_range = key < w.n;
+      const bool in_range = !kChecked || tile * kBN + r < w.n;
       const void* k_src;
       const void* v_src;
       if constexpr (Kv::kHasLookup) {
@@ -166,14 +178,23 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
         k_src = reinterpret_cast<const unsigned char*>(k_base) + off;
         v_src = reinterpret_cast<const unsigned char*>(v_base) + off;
       } else {
-        const long long off = in_range ? copy_base + j * load_stride + tile * tile_stride : 0;
-        k_src = k_base + off;
-        v_src = v_base + off;
+        k_src = in_range ? k_next + j * load_stride : k_base;
+        v_src = in_range ? v_next + j * load_stride : v_base;
       }
       const int at = T::kFp8InRegisters ? fp8_stage_offset(j, r, c) : stage_offset(r, c);
       ptx::cp_async_16(k_s + at, k_src, in_range ? 16 : 0);
       ptx::cp_async_16(v_s + at, v_src, in_range ? 16 : 0);
     }
+    if constexpr (!Kv::kHasLookup) {
+      k_next += tile_stride;
+      v_next += tile_stride;
+    }
+  };
+  auto issue = [&](int tile, int stage) {
+    if ((tile + 1) * kBN <= w.n)
+      issue_tile(tile, stage, std::false_type{});
+    else
+      issue_tile(tile, stage, std::true_type{});
   };
 
   // Start the pipeline first so the K/V loads overlap the Q load.
@@ -181,7 +202,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < num_tiles) {
       look_up_tile(w.t_begin + s);
-      issue_tile(w.t_begin + s, s);
+      issue(w.t_begin + s, s);
     }
     ptx::cp_async_commit();
   }
@@ -197,24 +218,30 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   Elem* v_converted = k_converted + kBN * T::kDepth;
   const int warp_key0 = warp_n * kWN;  // this warp's first key within a tile
 
+  // The stage a tile is read from and the one the tile kStages - 1 ahead is copied into, each
+  // advanced by one (a modulo by 3 was a multiply and three more instructions a tile).
+  int read_stage = 0, write_stage = kStages - 1;
+  auto next_stage = [](int stage) { return stage + 1 == kStages ? 0 : stage + 1; };
   for (int it = 0; it < num_tiles; ++it) {
     ptx::cp_async_wait<kStages - 2>();
     wait_for_pipeline();  // tile `it` has landed for every copier; stage (it-1) is free to refill
     if (it + kStages - 1 < num_tiles) {
-      issue_tile(w.t_begin + it + kStages - 1, (it + kStages - 1) % kStages);
+      issue(w.t_begin + it + kStages - 1, write_stage);
       if (it + kStages < num_tiles) look_up_tile(w.t_begin + it + kStages);
     }
     ptx::cp_async_commit();
+    write_stage = next_stage(write_stage);
 
-    const Elem* k_s = reinterpret_cast<const Elem*>(k_stage(it % kStages));
-    const Elem* v_s = reinterpret_cast<const Elem*>(v_stage(it % kStages));
+    const Elem* k_s = reinterpret_cast<const Elem*>(k_stage(read_stage));
+    const Elem* v_s = reinterpret_cast<const Elem*>(v_stage(read_stage));
     if constexpr (T::kKvFp8 && !T::kFp8InRegisters) {
       // The previous tile's readers passed the barrier above, so the fp16 tiles are free.
-      convert_tile<T>(k_stage(it % kStages), v_stage(it % kStages), k_converted, v_converted,
+      convert_tile<T>(k_stage(read_stage), v_stage(read_stage), k_converted, v_converted,
                       warp_key0, tid);
       k_s = k_converted;
       v_s = v_converted;
     }
+    read_stage = next_stage(read_stage);
     const int tile_key0 = (w.t_begin + it) * kBN;
 
     math.fold(smem, k_s, v_s, tile_key0 + warp_key0, warp_key0, w, scaling, warp_m, warp_n, lane);

@@ -252,14 +252,11 @@ struct ColumnsMath {
   }
 
   // Score element e of key block kt, column tile c is key first_key + kt·16 + lane/4 + 8·(e/2),
-  // head c·8 + 2·(lane%4) + e%2: scale into log2 units, hide invisible keys, and each head's tile
-  // max over the warp.
-  __device__ __forceinline__ static void mask_and_tile_max(float (&s)[kKeyTiles][kColTiles][4],
-                                                           int first_key, int lane, int key_lo,
-                                                           int n, const ScoreScaling& scaling,
-                                                           float (&tile_max)[kColTiles][2]) {
-#pragma unroll
-    for (int c = 0; c < kColTiles; ++c) tile_max[c][0] = tile_max[c][1] = -INFINITY;
+  // head c·8 + 2·(lane%4) + e%2: scale into log2 units and, with kCheckKeys, hide invisible keys.
+  template <bool kCheckKeys>
+  __device__ __forceinline__ static void scale_scores(float (&s)[kKeyTiles][kColTiles][4],
+                                                      int first_key, int lane, int key_lo, int n,
+                                                      const ScoreScaling& scaling) {
 #pragma unroll
     for (int kt = 0; kt < kKeyTiles; ++kt)
 #pragma unroll
@@ -267,12 +264,30 @@ struct ColumnsMath {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = first_key + kt * 16 + lane / 4 + 8 * (e / 2);
-          const bool visible = key >= key_lo && key < n;
           const float x = T::kSoftCap ? scaling.mul_out * tanhf(s[kt][c][e] * scaling.mul_in)
                                       : s[kt][c][e] * scaling.mul_in;
-          s[kt][c][e] = visible ? x : -INFINITY;
-          tile_max[c][e % 2] = fmaxf(tile_max[c][e % 2], s[kt][c][e]);
+          s[kt][c][e] = !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
         }
+  }
+
+  // Scale and hide, then each head's tile max over the warp. A warp whose keys are all visible
+  // skips the per-key test, as the rows math does (mask_and_tile_max in decode_stages.cuh).
+  __device__ __forceinline__ static void mask_and_tile_max(float (&s)[kKeyTiles][kColTiles][4],
+                                                           int first_key, int lane, int key_lo,
+                                                           int n, const ScoreScaling& scaling,
+                                                           float (&tile_max)[kColTiles][2]) {
+    if (first_key >= key_lo && first_key + kKeyTiles * 16 <= n)
+      scale_scores<false>(s, first_key, lane, key_lo, n, scaling);
+    else
+      scale_scores<true>(s, first_key, lane, key_lo, n, scaling);
+#pragma unroll
+    for (int c = 0; c < kColTiles; ++c) tile_max[c][0] = tile_max[c][1] = -INFINITY;
+#pragma unroll
+    for (int kt = 0; kt < kKeyTiles; ++kt)
+#pragma unroll
+      for (int c = 0; c < kColTiles; ++c)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) tile_max[c][e % 2] = fmaxf(tile_max[c][e % 2], s[kt][c][e]);
 #pragma unroll
     for (int c = 0; c < kColTiles; ++c)
 #pragma unroll
@@ -327,7 +342,7 @@ struct ColumnsMath {
       for (int c = 0; c < kColTiles; ++c)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          s[kt][c][e] = exp2f(s[kt][c][e] - base[c][e % 2]);
+          s[kt][c][e] = exp2_weight(s[kt][c][e] - base[c][e % 2]);
           sum[c][e % 2] += s[kt][c][e];
         }
 #pragma unroll

@@ -14,9 +14,26 @@ constexpr float kLog2e = 1.4426950408889634f;
 // The exponent base to subtract: an empty max (-inf) becomes 0 so 2^(-inf - base) = 0.
 __host__ __device__ inline float exp_base(float m) { return m == -INFINITY ? 0.f : m; }
 
+// 2^x for every weight and factor the kernels compute: the MUFU instruction alone
+// (ex2.approx.ftz). exp2f wraps it in a compare and two predicated multiplies to return results
+// below 2^-126 as denormals: 3 instructions per score in the key loop, 24 of MQA's 168 a tile
+// (SASS), and as many per partial in the merges and the reduce. A weight or factor below 2^-126
+// multiplies a sum of at most 2^31 weights of at most 2^8 each, so what it drops is below 2^-87
+// of a total that holds a weight of at least 1 (the reference key's, or the largest partial's),
+// and it flushes to 0. The host (the tests) computes exp2f.
+__host__ __device__ inline float exp2_weight(float x) {
+#ifdef __CUDA_ARCH__
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
+
 // Factor that moves a sum taken relative to m_old onto m_new (0 for an empty old state).
 __host__ __device__ inline float rescale(float m_old, float m_new) {
-  return exp2f(m_old - exp_base(m_new));
+  return exp2_weight(m_old - exp_base(m_new));
 }
 
 // Lazy rescaling: a row's reference max m moves only when a tile's max exceeds it by more than
@@ -32,12 +49,12 @@ __host__ __device__ inline bool needs_new_max(float m_ref, float tile_max) {
 
 // Weight of one partition's normalised output in the final combination: l_p * 2^(m_p - M).
 __host__ __device__ inline float partition_weight(float m_p, float l_p, float m_total) {
-  return l_p * exp2f(m_p - exp_base(m_total));
+  return l_p * exp2_weight(m_p - exp_base(m_total));
 }
 
 // The sink's share of the denominator, 2^(sigma - M), with sigma in log2 units (-inf: none).
 __host__ __device__ inline float sink_weight(float sink_log2, float m_total) {
-  return exp2f(sink_log2 - exp_base(m_total));
+  return exp2_weight(sink_log2 - exp_base(m_total));
 }
 
 }  // namespace mha

@@ -4,7 +4,7 @@ instructions, the lazy-rescale block that most tiles skip, and the loop's instru
 "instructions a tile" of docs/performance.md are counted this way, so a prediction can be
 reproduced without a GPU.
 
-  scripts/sass_loop.py [--kernels DIR] TRAITS [TRAITS ...]
+  scripts/sass_loop.py [--kernels DIR] [--interior] TRAITS [TRAITS ...]
   scripts/sass_loop.py --parse LISTING      (an existing `cuobjdump -sass` listing)
 
 TRAITS is DecodeTraits' argument list, as in scripts/compare_sass.sh, e.g.
@@ -13,9 +13,12 @@ TRAITS is DecodeTraits' argument list, as in scripts/compare_sass.sh, e.g.
 The loop runs from the first wait for a pipeline stage (DEPBAR.LE SB0) up to the first backward
 branch after it (not counted); the rescale block is the vote's branch and what it jumps over, so
 "loop less the block" is what a tile that keeps its reference maxima issues, less its two
-branches (the count docs/performance.md has used since change 25). Needs nvcc and cuobjdump (on
-PATH, or CUOBJDUMP=...; `pip download nvidia-cuda-cuobjdump` has one). Exit 0; 2 on bad input;
-3 when a tool is missing.
+branches (the count docs/performance.md has used since change 25). --interior compiles a copy of
+the kernels with the two tests that only a sequence's last tile needs (the whole-tile copy test and
+the all-visible mask test) forced to true, so the loop holds only the path of every other tile; if
+the source no longer has those tests, that is an error, not a silent count. Needs nvcc and
+cuobjdump (on PATH, or CUOBJDUMP=...; `pip download nvidia-cuda-cuobjdump` has one). Exit 0; 2 on
+bad input; 3 when a tool is missing.
 """
 
 import argparse
@@ -28,6 +31,14 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (file, the test as written, what --interior makes it): the tests an interior tile always passes.
+INTERIOR_TESTS = [
+    ("decode_kernel.cuh", "if ((tile + 1) * kBN <= w.n)", "if (true)"),
+    ("decode_stages.cuh", "if (first_key >= key_lo && first_key + T::kWN <= n)", "if (true)"),
+    ("decode_stages_columns.cuh", "if (first_key >= key_lo && first_key + kKeyTiles * 16 <= n)",
+     "if (true)"),
+]
 
 INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 BRANCH_TARGET = re.compile(r"\bBRA\b.*?0x([0-9a-f]+)")
@@ -98,6 +109,21 @@ def tool(name, env):
     return path
 
 
+def interior_copy(kernels, work):
+    copy = os.path.join(work, "kernels")
+    shutil.copytree(kernels, copy)
+    for name, test, forced in INTERIOR_TESTS:
+        path = os.path.join(copy, name)
+        with open(path) as f:
+            text = f.read()
+        if text.count(test) != 1:
+            raise InputError(f"{name}: the interior test `{test}` is not there once; "
+                             "update INTERIOR_TESTS in scripts/sass_loop.py")
+        with open(path, "w") as f:
+            f.write(text.replace(test, forced))
+    return copy
+
+
 def compile_instance(traits, kernels, work, index, nvcc, cuobjdump):
     source = os.path.join(work, f"instance{index}.cu")
     with open(source, "w") as f:
@@ -130,6 +156,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("traits", nargs="*", help="DecodeTraits argument lists")
     parser.add_argument("--kernels", default=os.path.join(REPO, "kernels"), help="kernel sources")
+    parser.add_argument("--interior", action="store_true",
+                        help="force the last-tile tests off: count the interior tiles' path")
     parser.add_argument("--parse", metavar="LISTING", help="count an existing cuobjdump -sass listing")
     args = parser.parse_args()
     if bool(args.parse) == bool(args.traits):
@@ -145,10 +173,11 @@ def main():
                 raise InputError(f"{args.parse}: {error.strerror}")
             print_row(os.path.basename(args.parse), None, 0, summary(key_loop(decode_function(listing))))
             return 0
-        nvcc, cuobjdump = tool("nvcc", "NVCC"), tool("cuobjdump", "CUOBJDUMP")
         with tempfile.TemporaryDirectory() as work:
+            kernels = interior_copy(args.kernels, work) if args.interior else args.kernels
+            nvcc, cuobjdump = tool("nvcc", "NVCC"), tool("cuobjdump", "CUOBJDUMP")
             for index, traits in enumerate(args.traits):
-                registers, spills, listing = compile_instance(traits, args.kernels, work, index, nvcc,
+                registers, spills, listing = compile_instance(traits, kernels, work, index, nvcc,
                                                               cuobjdump)
                 print_row(traits, registers, spills, summary(key_loop(decode_function(listing))))
     except InputError as error:

@@ -77,6 +77,22 @@ class SassLoop(unittest.TestCase):
         self.assertEqual(result.returncode, 3)
         self.assertIn("cuobjdump not found", result.stderr)
 
+    def test_interior_finds_the_last_tile_tests_in_the_kernels(self):
+        # The copy with the tests forced succeeds on this tree's kernels (then the missing tool
+        # stops it); a tree without them is refused, so the count cannot silently include them.
+        env = dict(os.environ, CUOBJDUMP="/nonexistent/cuobjdump", NVCC=sys.executable)
+        result = subprocess.run([sys.executable, SCRIPT, "--interior", "__nv_bfloat16"],
+                                capture_output=True, text=True, env=env)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        with tempfile.TemporaryDirectory() as kernels:
+            for name in ("decode_kernel.cuh", "decode_stages.cuh", "decode_stages_columns.cuh"):
+                with open(os.path.join(kernels, name), "w") as f:
+                    f.write("// no interior tests here\n")
+            result = subprocess.run([sys.executable, SCRIPT, "--interior", "--kernels", kernels,
+                                     "__nv_bfloat16"], capture_output=True, text=True, env=env)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("is not there once", result.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
