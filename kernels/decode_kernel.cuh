@@ -18,6 +18,7 @@
 #include "decode_stages.cuh"
 #include "decode_stages_columns.cuh"
 #include "decode_traits.cuh"
+#include "phase_clock.cuh"
 #include "ptx.cuh"
 #include "splitk_reduce.cuh"
 
@@ -28,6 +29,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   using Layout = DecodeSmemLayout<T>;
   constexpr int kBM = T::kBM, kBN = T::kBN, kWN = T::kWN, kStages = T::kStages;
   extern __shared__ __align__(128) unsigned char smem[];
+  phase::decode_start(p);  // the phase stamps compile to nothing outside `phases` builds
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int warp_m = warp / T::kWarpsN, warp_n = warp % T::kWarpsN;
@@ -39,7 +41,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   const int rows = min(kBM, T::kGroup - row_block * kBM);
 
   BlockWork w;
-  if (!block_work<T>(p, w)) return;  // past this step's plan
+  if (!block_work<T>(p, w)) {  // past this step's plan
+    phase::decode_exit(p);
+    return;
+  }
   const int num_tiles = T::kFault == Fault::kDropLastTile && w.t_end - w.t_begin > 1
                             ? w.t_end - w.t_begin - 1
                             : w.t_end - w.t_begin;
@@ -225,6 +230,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   for (int it = 0; it < num_tiles; ++it) {
     ptx::cp_async_wait<kStages - 2>();
     wait_for_pipeline();  // tile `it` has landed for every copier; stage (it-1) is free to refill
+    if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
       issue(w.t_begin + it + kStages - 1, write_stage);
       if (it + kStages < num_tiles) look_up_tile(w.t_begin + it + kStages);
@@ -247,6 +253,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     math.fold(smem, k_s, v_s, tile_key0 + warp_key0, warp_key0, w, scaling, warp_m, warp_n, lane);
   }
 
+  phase::decode_cycle(p, phase::kLoopEndCycle);
   // The key loop is over: a programmatically launched reduce may start its launch now (it waits
   // for this whole grid to finish before it reads a partial).
   ptx::launch_dependents();
@@ -263,6 +270,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // the partitions through distributed shared memory and writes the output.
   if (p.cluster_combine) {
     cluster_combine_rows<T>(p, merge, w, head0, rows, tid);
+    phase::decode_exit(p);
     return;
   }
   write_rows<T>(p, merge, w, head0, rows, tid);
@@ -278,13 +286,17 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     // add to the dynamic size the generator checked against the device limit).
     const bool is_last = __syncthreads_or(
         tid == 0 && ptx::atomic_add_acq_rel_gpu(counter, 1u) == static_cast<unsigned>(w.chunks - 1));
-    if (!is_last) return;
+    if (!is_last) {
+      phase::decode_exit(p);
+      return;
+    }
     // The drained pipeline buffers hold the combine's scratch; the launcher falls back to the
     // separate reduce when they are too small for this partition count.
     fused_combine_rows<typename T::Out, T::kHasSink, T::kFault>(
         p, w.b, head0, rows, T::kDepth, reinterpret_cast<float*>(smem + Layout::kPipeline));
     if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }
+  phase::decode_exit(p);
 }
 
 }  // namespace mha

@@ -88,6 +88,12 @@ struct DecodeParams {
   int chunk = 0;   // chunked mask: keys in the query's chunk of this size are visible
   float scale = 0.f;
   float soft_cap = 0.f;  // soft-capping kernels: scores become soft_cap * tanh(score / soft_cap)
+  // Phase stamps (phase_clock.cuh), read only by builds with MHA_PHASE_CLOCK: the decode grid's
+  // blocks in launch order ([phase_decode_blocks][phase::kDecodeStamps]) and the reduce's
+  // ([heads x batch][phase::kReduceStamps]). Null: no stamps.
+  unsigned long long* phase_decode = nullptr;
+  unsigned long long* phase_reduce = nullptr;
+  long long phase_decode_blocks = 0;
 };
 
 inline void set_page_size(DecodeParams& p, int page_size) {

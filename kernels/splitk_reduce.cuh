@@ -10,6 +10,7 @@
 #include "decode_params.cuh"
 #include "decode_traits.cuh"
 #include "online_softmax.cuh"
+#include "phase_clock.cuh"
 #include "ptx.cuh"
 
 namespace mha {
@@ -206,14 +207,20 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
 template <typename Out, bool kHasSink, Fault kFault = Fault::kNone>
 __global__ void __launch_bounds__(kReduceMaxThreads) splitk_reduce_kernel(const DecodeParams p, int depth) {
   extern __shared__ __align__(16) float reduce_scratch[];
+  phase::reduce_stamp(p, phase::kReduceStartNs);
   const int head = blockIdx.x, b = blockIdx.y;
   long long first = 0;
   int parts = 0;
   partial_rows(p, b, head, &first, &parts);  // the plan is the host's, not the decode grid's
-  if (parts <= 1) return;
+  if (parts <= 1) {
+    phase::reduce_stamp(p, phase::kReduceExitNs);
+    return;
+  }
   ptx::wait_for_prerequisite_grid();  // launched programmatically: the partials are not yet final
+  phase::reduce_stamp(p, phase::kReduceWaitedNs);
   combine_row<Out, kHasSink, kFault>(p, first, parts, head, static_cast<long long>(b) * p.heads + head,
                                      depth, reduce_scratch);
+  phase::reduce_stamp(p, phase::kReduceExitNs);
 }
 
 }  // namespace mha

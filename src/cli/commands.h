@@ -17,6 +17,7 @@ void add_compare_command(CLI::App& app);  // cmd_compare.cpp
 void add_merge_command(CLI::App& app);    // cmd_merge.cpp
 void add_noise_command(CLI::App& app);    // cmd_noise.cpp
 void add_export_command(CLI::App& app);   // cmd_export.cpp
+void add_phases_command(CLI::App& app);   // cmd_phases.cpp
 
 void set_command_exit(int code);
 int command_exit();

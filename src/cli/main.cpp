@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   mha::add_merge_command(app);
   mha::add_noise_command(app);
   mha::add_export_command(app);
+  mha::add_phases_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,50 @@
+// A decode step with phase stamps: see phase_runner.h.
+#include "phase_runner.h"
+
+#include "device_buffer.h"
+#include "errors.h"
+#include "phase_clock.cuh"
+
+namespace mha {
+
+bool phase_stamps_compiled_in() { return phase::kCompiledIn; }
+
+PhaseStamps run_stamped_step(const KernelEntry& kernel, const ProblemData& data, int copy,
+                             int partitions, const StepBuffers& buffers, cudaStream_t stream) {
+  DecodeParams p = data.params(copy, partitions);
+  buffers.attach(p);
+  // The decode grid as launch_decode sizes it: (partitions, KV heads x row blocks, batch), or
+  // (KV heads x row blocks, work capacity) with a plan. Stamps past it are never written.
+  const KernelTraits& t = kernel.traits;
+  const long long row_blocks = static_cast<long long>(p.kv_heads) * ((t.group + t.bm - 1) / t.bm);
+  const long long decode_blocks = p.work != nullptr ? row_blocks * p.work_capacity
+                                                    : row_blocks * p.partitions * p.batch;
+  const long long reduce_blocks = static_cast<long long>(p.heads) * p.batch;
+  DeviceBuffer decode(sizeof(uint64_t) * phase::kDecodeStamps * decode_blocks);
+  DeviceBuffer reduce(sizeof(uint64_t) * phase::kReduceStamps * reduce_blocks);
+  MHA_CUDA_CHECK(cudaMemsetAsync(decode.get(), 0, decode.bytes(), stream));
+  MHA_CUDA_CHECK(cudaMemsetAsync(reduce.get(), 0, reduce.bytes(), stream));
+  p.phase_decode = decode.get<unsigned long long>();
+  p.phase_reduce = reduce.get<unsigned long long>();
+  p.phase_decode_blocks = decode_blocks;
+  MHA_CUDA_CHECK(kernel.launch(p, stream));
+  MHA_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  std::vector<unsigned long long> d(phase::kDecodeStamps * decode_blocks), r(phase::kReduceStamps * reduce_blocks);
+  MHA_CUDA_CHECK(cudaMemcpy(d.data(), decode.get(), decode.bytes(), cudaMemcpyDeviceToHost));
+  MHA_CUDA_CHECK(cudaMemcpy(r.data(), reduce.get(), reduce.bytes(), cudaMemcpyDeviceToHost));
+  PhaseStamps out;
+  for (long long b = 0; b < decode_blocks; ++b) {
+    const unsigned long long* s = &d[b * phase::kDecodeStamps];
+    out.decode.push_back({s[phase::kDecodeStartNs], s[phase::kDecodeExitNs], s[phase::kDecodeStartCycle],
+                          s[phase::kFirstTileCycle], s[phase::kLoopEndCycle], s[phase::kDecodeExitCycle],
+                          static_cast<int>(s[phase::kDecodeSm])});
+  }
+  for (long long b = 0; b < reduce_blocks; ++b) {
+    const unsigned long long* s = &r[b * phase::kReduceStamps];
+    out.reduce.push_back({s[phase::kReduceStartNs], s[phase::kReduceWaitedNs], s[phase::kReduceExitNs]});
+  }
+  return out;
+}
+
+}  // namespace mha

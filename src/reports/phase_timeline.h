@@ -1,0 +1,56 @@
+// Where a decode step's time goes, from the phase stamps a `phases` build records
+// (kernels/phase_clock.cuh): when the decode blocks start, how long each waits for its first
+// K/V tile, streams, and finishes, and when the reduce starts, gets its partials and ends.
+// Pure host code over the downloaded stamps (tested on the host, tests/test_phase_timeline.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mha {
+
+// One decode block's stamps: globaltimer (ns) at start and exit; the SM's cycle counter at
+// start, when the first tile landed, at the key loop's end and at exit (first_tile 0: no tile).
+struct DecodeBlockStamps {
+  uint64_t start_ns = 0, exit_ns = 0;
+  uint64_t start_cycle = 0, first_tile_cycle = 0, loop_end_cycle = 0, exit_cycle = 0;
+  int sm = 0;
+};
+// One reduce block's globaltimer stamps (waited 0: the block had nothing to combine).
+struct ReduceBlockStamps {
+  uint64_t start_ns = 0, waited_ns = 0, exit_ns = 0;
+};
+
+// Times in µs from the first decode block's start. The per-block phases are medians and
+// maxima over the blocks that had at least one tile.
+struct PhaseSummary {
+  int decode_blocks = 0, working_blocks = 0, reduce_blocks = 0, max_blocks_per_sm = 0;
+  double ns_per_cycle = 0;       // from the blocks' two clocks (or the nominal clock)
+  double start_spread_us = 0;    // the last decode block's start
+  double ramp_us = 0, ramp_max_us = 0;    // start -> first tile landed
+  double loop_us = 0, loop_max_us = 0;    // first tile landed -> key loop over
+  double tail_us = 0, tail_max_us = 0;    // key loop over -> exit (merge, write, combine)
+  double decode_end_us = 0;      // the last decode block's exit
+  double reduce_start_us = 0;    // the first reduce block's start (0 without a reduce)
+  double reduce_waited_us = 0;   // the last reduce block past its wait for the decode grid
+  double reduce_end_us = 0;      // the last reduce block's exit
+  double step_us = 0;            // max(decode_end_us, reduce_end_us)
+  double timer_step_ns = 0;      // the smallest gap between distinct globaltimer stamps seen
+};
+
+// Summarises one step. nominal_ns_per_cycle converts cycles where no block lived long enough
+// (1 µs) to calibrate the cycle counter against the timer. Throws std::invalid_argument
+// when no decode block has stamps.
+PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
+                              const std::vector<ReduceBlockStamps>& reduce, double nominal_ns_per_cycle);
+
+// Field by field median of several steps' summaries (counts from the first).
+PhaseSummary median_phases(const std::vector<PhaseSummary>& steps);
+
+// The markdown table `mha-tune phases` prints: its header, and one row per point.
+std::string phase_table_header();
+std::string phase_table_row(const std::string& kernel, const std::string& problem,
+                            const std::string& split, const PhaseSummary& s);
+
+}  // namespace mha
