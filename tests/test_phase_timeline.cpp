@@ -59,8 +59,8 @@ TEST(PhaseTimeline, ShortBlocksUseTheNominalClockAndNoReduceLeavesItsColumnsEmpt
   EXPECT_NEAR(s.loop_us, 0.25, 1e-12);
   EXPECT_EQ(s.reduce_blocks, 0);
   EXPECT_NEAR(s.step_us, 0.5, 1e-12);
-  const std::string row = phase_table_row("k", "p", "1", s);
-  EXPECT_NE(row.find("| 0.50 | - | - | - | 0.50 |"), std::string::npos) << row;
+  const std::string row = phase_table_row("k", "p", "1", s, 2.25);
+  EXPECT_NE(row.find("| 0.50 | - | - | - | 0.50 | 2.25 |"), std::string::npos) << row;
 }
 
 TEST(PhaseTimeline, NothingStampedIsAnError) {

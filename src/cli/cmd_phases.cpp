@@ -2,8 +2,9 @@
 // problem point, verifies the point, runs warm-up steps, then steps whose blocks stamp their
 // phases (kernels/phase_clock.cuh), and prints the median of each phase over those steps: when
 // the last decode block started, each block's ramp (start to first tile landed), key loop and
-// tail, and when the reduce started, got its partials and ended. Needs a build configured with
-// -DMHA_PHASE_CLOCK=ON; the stamps change the kernels slightly, so time with a normal build.
+// tail, and when the reduce started, got its partials and ended; beside them the point timed as
+// the sweep times it. Needs a build configured with -DMHA_PHASE_CLOCK=ON; the stamps add a few
+// stores per block, so reports come from normal builds.
 #include <fmt/format.h>
 
 #include <map>
@@ -67,7 +68,8 @@ int run_phases(const PhasesOptions& o) {
   cudaStream_t stream = nullptr;
   MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   fmt::print("Phase stamps on {}: µs from the first decode block's start, median of {} steps after {} "
-             "warm-up steps; per-block phases are medians (and maxima) over the blocks with a tile.\n\n{}",
+             "warm-up steps; per-block phases are medians (and maxima) over the blocks with a tile; "
+             "timed step: the point as the sweep times it, in this build.\n\n{}",
              props.name, o.steps, o.warmup, phase_table_header());
   int stamped = 0, failures = 0;
   for (const KernelEntry* k : kernels) {
@@ -101,7 +103,10 @@ int run_phases(const PhasesOptions& o) {
           const PhaseStamps s = run_stamped_step(*k, data, (o.warmup + i) % copies, partitions, buffers, stream);
           steps.push_back(summarise_phases(s.decode, s.reduce, nominal_ns_per_cycle));
         }
-        fmt::print("{}", phase_table_row(k->name, problem.shape.name, split, median_phases(steps)));
+        // The same point timed as the sweep times it (graph replays, rotated copies), in this
+        // build: the timed step less the in-kernel span is the launches and the gaps between them.
+        const double timed_us = time_step(*k, data, partitions, buffers, TimingOptions{}, stream).median_us;
+        fmt::print("{}", phase_table_row(k->name, problem.shape.name, split, median_phases(steps), timed_us));
         ++stamped;
       }
     }

@@ -98,19 +98,19 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps) {
 
 std::string phase_table_header() {
   return "| kernel | problem | P | blocks (max an SM) | last start | ramp (max) | loop (max) | tail (max) | "
-         "decode end | reduce start | reduce waited | reduce end | step |\n"
-         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+         "decode end | reduce start | reduce waited | reduce end | step | timed step |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 }
 
 std::string phase_table_row(const std::string& kernel, const std::string& problem,
-                            const std::string& split, const PhaseSummary& s) {
+                            const std::string& split, const PhaseSummary& s, double timed_us) {
   const bool reduced = s.reduce_blocks > 0;
   auto us = [](double v) { return fmt::format("{:.2f}", v); };
-  return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} | {} | {} | {} | {} |\n",
+  return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} | {} | {} | {} | {} | {} |\n",
                      kernel, problem, split, s.decode_blocks, s.max_blocks_per_sm, us(s.start_spread_us),
                      us(s.ramp_us), us(s.ramp_max_us), us(s.loop_us), us(s.loop_max_us), us(s.tail_us),
                      us(s.tail_max_us), us(s.decode_end_us), reduced ? us(s.reduce_start_us) : "-",
-                     reduced ? us(s.reduce_waited_us) : "-", reduced ? us(s.reduce_end_us) : "-", us(s.step_us));
+                     reduced ? us(s.reduce_waited_us) : "-", reduced ? us(s.reduce_end_us) : "-", us(s.step_us), us(timed_us));
 }
 
 }  // namespace mha

@@ -50,7 +50,9 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps);
 
 // The markdown table `mha-tune phases` prints: its header, and one row per point.
 std::string phase_table_header();
+// timed_us: the point's step time measured as the sweep measures it (graph replays), so that
+// timed - step is what the launches and the gaps between kernels cost.
 std::string phase_table_row(const std::string& kernel, const std::string& problem,
-                            const std::string& split, const PhaseSummary& s);
+                            const std::string& split, const PhaseSummary& s, double timed_us);
 
 }  // namespace mha
