@@ -16,7 +16,7 @@ void require_device(int device) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     cudaGetLastError();
-    throw CudaError(fmt::format("no CUDA device available ({}); verify and sweep need an NVIDIA GPU",
+    throw CudaError(fmt::format("no CUDA device available ({}); verify, sweep and phases need an NVIDIA GPU",
                                 err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)),
                     err == cudaSuccess ? cudaErrorNoDevice : err);
   }
