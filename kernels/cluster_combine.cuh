@@ -15,6 +15,7 @@
 #include "decode_stages.cuh"
 #include "decode_traits.cuh"
 #include "online_softmax.cuh"
+#include "phase_clock.cuh"
 #include "ptx.cuh"
 
 namespace mha {
@@ -54,6 +55,7 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
   }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's rows are written and visible to the cluster
+  phase::decode_cycle(p, phase::kClusterMetCycle);
 
   // 2. Block `rank` combines elements rank·threads + tid, stepping parts·threads: each reads the
   // P blocks' (max, sum) of its row, then their outputs, and folds them with the sink once.

@@ -266,6 +266,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   const MergeArea<T> merge(smem);
   math.to_merge_area(merge, warp_m, warp_n, lane);
   __syncthreads();
+  phase::decode_cycle(p, phase::kMergedCycle);
   // A cluster launch (the launcher sets cluster_combine only for one: 2..8 fixed partitions) combines
   // the partitions through distributed shared memory and writes the output.
   if (p.cluster_combine) {

@@ -1,7 +1,8 @@
 // Phase stamps: where a step's time goes inside its kernels. Each decode block's thread 0 records
-// when it starts, when its first K/V tile has landed, when its key loop ends and when it exits;
-// each reduce block when it starts, when the decode grid it waits on has finished, and when it
-// exits. Compiled in only with MHA_PHASE_CLOCK (CMake -DMHA_PHASE_CLOCK=ON, `mha-tune phases`):
+// when it starts, when its first K/V tile has landed, when its key loop ends and when it exits
+// (and, after the loop, when its merge area is written and when its cluster met); each reduce
+// block when it starts, when the decode grid it waits on has finished, and when it exits.
+// Compiled in only with MHA_PHASE_CLOCK (CMake -DMHA_PHASE_CLOCK=ON, `mha-tune phases`):
 // otherwise every stamp is empty and the kernels are exactly the timed ones.
 // Two clocks: %globaltimer (ns, shared by all SMs) places blocks against each other, and the
 // SM's cycle counter times the phases inside one block (the host converts cycles with the ratio
@@ -19,6 +20,8 @@ enum DecodeStamp {
   kDecodeStartCycle,   // clock64 at entry
   kFirstTileCycle,     // the first K/V tile has landed (0: the block had no tile)
   kLoopEndCycle,       // the key loop is over (0: no tile)
+  kMergedCycle,        // the warps' copies are in the merge area, before the partials or the cluster
+  kClusterMetCycle,    // a cluster combine: past the cluster's first barrier (0: no cluster)
   kDecodeExitCycle,    // clock64 at exit
   kDecodeSm,           // the SM that ran the block
   kDecodeStamps

@@ -42,7 +42,9 @@ TEST(PhaseStamps, StepPhasesAreOrderedAndTheReduceWaitsForTheDecodeGrid) {
       EXPECT_LE(b.start_ns, b.exit_ns);
       EXPECT_LT(b.start_cycle, b.first_tile_cycle);
       EXPECT_LE(b.first_tile_cycle, b.loop_end_cycle);
-      EXPECT_LE(b.loop_end_cycle, b.exit_cycle);
+      EXPECT_LE(b.loop_end_cycle, b.merged_cycle);
+      EXPECT_LE(b.merged_cycle, b.exit_cycle);
+      EXPECT_EQ(b.cluster_met_cycle, 0u);  // a reduce launch, not a cluster
       last_decode_exit = std::max(last_decode_exit, b.exit_ns);
       working += b.first_tile_cycle != 0;
     }

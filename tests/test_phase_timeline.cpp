@@ -16,6 +16,7 @@ DecodeBlockStamps working_block(uint64_t start_ns, int sm) {
   b.start_cycle = 10000 + start_ns;  // counters of different SMs need not agree
   b.first_tile_cycle = b.start_cycle + 2000;
   b.loop_end_cycle = b.first_tile_cycle + 8000;
+  b.merged_cycle = b.loop_end_cycle + 200;  // 0.1 µs to merge, 0.4 µs to write the partials
   b.exit_cycle = b.loop_end_cycle + 1000;
   b.exit_ns = start_ns + 5500;
   b.sm = sm;
@@ -40,6 +41,9 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
   EXPECT_NEAR(s.ramp_us, 1.0, 1e-9);
   EXPECT_NEAR(s.loop_us, 4.0, 1e-9);
   EXPECT_NEAR(s.tail_us, 0.5, 1e-9);
+  EXPECT_NEAR(s.merge_us, 0.1, 1e-9);
+  EXPECT_NEAR(s.cluster_wait_us, 0.0, 1e-9);  // no cluster
+  EXPECT_NEAR(s.finish_us, 0.4, 1e-9);
   EXPECT_NEAR(s.decode_end_us, 5.8, 1e-9);
   EXPECT_EQ(s.reduce_blocks, 2);  // the third had nothing to combine
   EXPECT_NEAR(s.reduce_start_us, 0.5, 1e-9);
@@ -52,11 +56,14 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
 TEST(PhaseTimeline, ShortBlocksUseTheNominalClockAndNoReduceLeavesItsColumnsEmpty) {
   DecodeBlockStamps b;
   b.start_ns = 100, b.exit_ns = 600, b.start_cycle = 0, b.first_tile_cycle = 100, b.loop_end_cycle = 300,
-  b.exit_cycle = 400;
+  b.merged_cycle = 320, b.cluster_met_cycle = 360, b.exit_cycle = 400;  // a cluster combine
   const PhaseSummary s = summarise_phases({b}, {}, 1.25);
   EXPECT_DOUBLE_EQ(s.ns_per_cycle, 1.25);
   EXPECT_NEAR(s.ramp_us, 0.125, 1e-12);
   EXPECT_NEAR(s.loop_us, 0.25, 1e-12);
+  EXPECT_NEAR(s.merge_us, 0.025, 1e-12);
+  EXPECT_NEAR(s.cluster_wait_us, 0.05, 1e-12);
+  EXPECT_NEAR(s.finish_us, 0.05, 1e-12);
   EXPECT_EQ(s.reduce_blocks, 0);
   EXPECT_NEAR(s.step_us, 0.5, 1e-12);
   const std::string row = phase_table_row("k", "p", "1", s, 2.25);

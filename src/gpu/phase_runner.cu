@@ -34,11 +34,19 @@ PhaseStamps run_stamped_step(const KernelEntry& kernel, const ProblemData& data,
   MHA_CUDA_CHECK(cudaMemcpy(d.data(), decode.get(), decode.bytes(), cudaMemcpyDeviceToHost));
   MHA_CUDA_CHECK(cudaMemcpy(r.data(), reduce.get(), reduce.bytes(), cudaMemcpyDeviceToHost));
   PhaseStamps out;
-  for (long long b = 0; b < decode_blocks; ++b) {
-    const unsigned long long* s = &d[b * phase::kDecodeStamps];
-    out.decode.push_back({s[phase::kDecodeStartNs], s[phase::kDecodeExitNs], s[phase::kDecodeStartCycle],
-                          s[phase::kFirstTileCycle], s[phase::kLoopEndCycle], s[phase::kDecodeExitCycle],
-                          static_cast<int>(s[phase::kDecodeSm])});
+  for (long long i = 0; i < decode_blocks; ++i) {
+    const unsigned long long* s = &d[i * phase::kDecodeStamps];
+    DecodeBlockStamps b;
+    b.start_ns = s[phase::kDecodeStartNs];
+    b.exit_ns = s[phase::kDecodeExitNs];
+    b.start_cycle = s[phase::kDecodeStartCycle];
+    b.first_tile_cycle = s[phase::kFirstTileCycle];
+    b.loop_end_cycle = s[phase::kLoopEndCycle];
+    b.merged_cycle = s[phase::kMergedCycle];
+    b.cluster_met_cycle = s[phase::kClusterMetCycle];
+    b.exit_cycle = s[phase::kDecodeExitCycle];
+    b.sm = static_cast<int>(s[phase::kDecodeSm]);
+    out.decode.push_back(b);
   }
   for (long long b = 0; b < reduce_blocks; ++b) {
     const unsigned long long* s = &r[b * phase::kReduceStamps];

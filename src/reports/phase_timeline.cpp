@@ -39,7 +39,7 @@ PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
   s.ns_per_cycle = ratios.empty() ? nominal_ns_per_cycle : median(ratios);
   auto cycles_us = [&](uint64_t from, uint64_t to) { return to > from ? (to - from) * s.ns_per_cycle * 1e-3 : 0.0; };
 
-  std::vector<double> ramp, loop, tail;
+  std::vector<double> ramp, loop, tail, merge, cluster_wait, finish;
   std::map<int, int> per_sm;
   std::vector<uint64_t> timer;
   for (const auto* b : stamped) {
@@ -53,10 +53,15 @@ PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
     ramp.push_back(cycles_us(b->start_cycle, b->first_tile_cycle));
     loop.push_back(cycles_us(b->first_tile_cycle, b->loop_end_cycle));
     tail.push_back(cycles_us(b->loop_end_cycle, b->exit_cycle));
+    merge.push_back(cycles_us(b->loop_end_cycle, b->merged_cycle));
+    const uint64_t met = b->cluster_met_cycle != 0 ? b->cluster_met_cycle : b->merged_cycle;
+    cluster_wait.push_back(cycles_us(b->merged_cycle, met));
+    finish.push_back(cycles_us(met, b->exit_cycle));
   }
   s.ramp_us = median(ramp), s.ramp_max_us = max_or_zero(ramp);
   s.loop_us = median(loop), s.loop_max_us = max_or_zero(loop);
   s.tail_us = median(tail), s.tail_max_us = max_or_zero(tail);
+  s.merge_us = median(merge), s.cluster_wait_us = median(cluster_wait), s.finish_us = median(finish);
 
   bool first_reduce = true;
   for (const auto& r : reduce) {
@@ -89,7 +94,8 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps) {
   };
   for (auto f : {&PhaseSummary::ns_per_cycle, &PhaseSummary::start_spread_us, &PhaseSummary::ramp_us,
                  &PhaseSummary::ramp_max_us, &PhaseSummary::loop_us, &PhaseSummary::loop_max_us,
-                 &PhaseSummary::tail_us, &PhaseSummary::tail_max_us, &PhaseSummary::decode_end_us,
+                 &PhaseSummary::tail_us, &PhaseSummary::tail_max_us, &PhaseSummary::merge_us,
+                 &PhaseSummary::cluster_wait_us, &PhaseSummary::finish_us, &PhaseSummary::decode_end_us,
                  &PhaseSummary::reduce_start_us, &PhaseSummary::reduce_waited_us,
                  &PhaseSummary::reduce_end_us, &PhaseSummary::step_us, &PhaseSummary::timer_step_ns})
     field(f);
@@ -98,18 +104,19 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps) {
 
 std::string phase_table_header() {
   return "| kernel | problem | P | blocks (max an SM) | last start | ramp (max) | loop (max) | tail (max) | "
-         "decode end | reduce start | reduce waited | reduce end | step | timed step |\n"
-         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+         "tail: merge / cluster wait / finish | decode end | reduce start | reduce waited | reduce end | "
+         "step | timed step |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 }
 
 std::string phase_table_row(const std::string& kernel, const std::string& problem,
                             const std::string& split, const PhaseSummary& s, double timed_us) {
   const bool reduced = s.reduce_blocks > 0;
   auto us = [](double v) { return fmt::format("{:.2f}", v); };
-  return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} | {} | {} | {} | {} | {} |\n",
+  return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} / {} / {} | {} | {} | {} | {} | {} | {} |\n",
                      kernel, problem, split, s.decode_blocks, s.max_blocks_per_sm, us(s.start_spread_us),
                      us(s.ramp_us), us(s.ramp_max_us), us(s.loop_us), us(s.loop_max_us), us(s.tail_us),
-                     us(s.tail_max_us), us(s.decode_end_us), reduced ? us(s.reduce_start_us) : "-",
+                     us(s.tail_max_us), us(s.merge_us), us(s.cluster_wait_us), us(s.finish_us), us(s.decode_end_us), reduced ? us(s.reduce_start_us) : "-",
                      reduced ? us(s.reduce_waited_us) : "-", reduced ? us(s.reduce_end_us) : "-", us(s.step_us), us(timed_us));
 }
 

@@ -11,10 +11,13 @@
 namespace mha {
 
 // One decode block's stamps: globaltimer (ns) at start and exit; the SM's cycle counter at
-// start, when the first tile landed, at the key loop's end and at exit (first_tile 0: no tile).
+// start, when the first tile landed, at the key loop's end, when the merge area was written, past
+// a cluster combine's first barrier, and at exit (first_tile 0: no tile; cluster_met 0: no
+// cluster).
 struct DecodeBlockStamps {
   uint64_t start_ns = 0, exit_ns = 0;
-  uint64_t start_cycle = 0, first_tile_cycle = 0, loop_end_cycle = 0, exit_cycle = 0;
+  uint64_t start_cycle = 0, first_tile_cycle = 0, loop_end_cycle = 0, merged_cycle = 0,
+           cluster_met_cycle = 0, exit_cycle = 0;
   int sm = 0;
 };
 // One reduce block's globaltimer stamps (waited 0: the block had nothing to combine).
@@ -30,7 +33,10 @@ struct PhaseSummary {
   double start_spread_us = 0;    // the last decode block's start
   double ramp_us = 0, ramp_max_us = 0;    // start -> first tile landed
   double loop_us = 0, loop_max_us = 0;    // first tile landed -> key loop over
-  double tail_us = 0, tail_max_us = 0;    // key loop over -> exit (merge, write, combine)
+  double tail_us = 0, tail_max_us = 0;    // key loop over -> exit, in three parts:
+  double merge_us = 0;           //   key loop over -> the warps' copies in the merge area
+  double cluster_wait_us = 0;    //   -> past the cluster's first barrier (0 without a cluster)
+  double finish_us = 0;          //   -> exit: the partials' write, or the cluster's combine
   double decode_end_us = 0;      // the last decode block's exit
   double reduce_start_us = 0;    // the first reduce block's start (0 without a reduce)
   double reduce_waited_us = 0;   // the last reduce block past its wait for the decode grid
