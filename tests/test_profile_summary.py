@@ -20,12 +20,16 @@ HEADER = ["ID", "Kernel Name", "gpu__time_duration.sum",
           "launch__grid_size", "launch__block_size",
           "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
           "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
-          "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio"]
-UNITS = ["", "", "nsecond", "%", "%", "%", "%", "register/thread", "", "", "ratio", "ratio", "ratio"]
+          "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+          "lts__t_throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sectors_srcunit_tex_op_read.sum",
+          "smsp__inst_executed.sum"]
+UNITS = ["", "", "nsecond", "%", "%", "%", "%", "register/thread", "", "", "ratio", "ratio", "ratio",
+         "%", "sector", "inst"]
 DECODE = ["0", "void mha::decode_kernel<mha::DecodeTraits<...>>(mha::DecodeParams)", "96,560",
-          "61.2", "78.5", "20.1", "24.9", "124", "256", "128", "0.40", "1.85", "0.10"]
+          "61.2", "78.5", "20.1", "24.9", "124", "256", "128", "0.40", "1.85", "0.10",
+          "71.5", "4,194,304", "7,134,208"]
 REDUCE = ["1", "void mha::splitk_reduce_kernel(mha::DecodeParams, int)", "2,300",
-          "5.0", "10.0", "0.0", "40.0", "32", "32", "128", "0.00", "0.90", "0.00"]
+          "5.0", "10.0", "0.0", "40.0", "32", "32", "128", "0.00", "0.90", "0.00", "3.0", "", ""]
 
 
 def quoted(cells):
@@ -50,7 +54,8 @@ class ProfileSummary(unittest.TestCase):
         decode = lines[2]
         self.assertIn("`mha::decode_kernel<mha::DecodeTraits<...>>`", decode)
         self.assertIn("| 96.56 |", decode)  # 96,560 ns
-        self.assertIn("| 61.2 | 78.5 | 20.1 | 24.9 | 124 |", decode)
+        self.assertIn("| 61.2 | 78.5 | 20.1 | 24.9 | 124 | 71.5 | 134.2 | 7.13 |", decode)  # 32 B sectors
+        self.assertIn("| 3.0 | — | — |", lines[3])  # a metric ncu left empty
         self.assertIn("256 × 128", decode)
         self.assertTrue(decode.endswith("| long_scoreboard 1.85, barrier 0.40 |"), decode)
         self.assertTrue(lines[3].endswith("| long_scoreboard 0.90 |"), lines[3])  # zeros left out
