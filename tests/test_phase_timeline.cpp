@@ -35,7 +35,7 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
   const PhaseSummary s = summarise_phases(decode, reduce, 1.0);
   EXPECT_EQ(s.decode_blocks, 5);
   EXPECT_EQ(s.working_blocks, 4);
-  EXPECT_EQ(s.max_blocks_per_sm, 3);
+  EXPECT_EQ(s.max_blocks_per_sm, 2);  // working blocks only: the idle one shares SM 0
   EXPECT_DOUBLE_EQ(s.ns_per_cycle, 0.5);  // calibrated from the long blocks, not the nominal 1.0
   EXPECT_NEAR(s.start_spread_us, 0.3, 1e-9);
   EXPECT_NEAR(s.ramp_us, 1.0, 1e-9);
@@ -67,7 +67,8 @@ TEST(PhaseTimeline, ShortBlocksUseTheNominalClockAndNoReduceLeavesItsColumnsEmpt
   EXPECT_EQ(s.reduce_blocks, 0);
   EXPECT_NEAR(s.step_us, 0.5, 1e-12);
   const std::string row = phase_table_row("k", "p", "1", s, 2.25);
-  EXPECT_NE(row.find("| 0.50 | - | - | - | 0.50 | 2.25 |"), std::string::npos) << row;
+  EXPECT_NE(row.find("| k | p | 1 | 1 (1) |"), std::string::npos) << row;
+  EXPECT_NE(row.find("| 0.50 | - | - | - | 0.50 | 2.25 | 500 |"), std::string::npos) << row;
 }
 
 TEST(PhaseTimeline, NothingStampedIsAnError) {

@@ -45,11 +45,11 @@ PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
   for (const auto* b : stamped) {
     s.start_spread_us = std::max(s.start_spread_us, since(b->start_ns));
     s.decode_end_us = std::max(s.decode_end_us, since(b->exit_ns));
-    s.max_blocks_per_sm = std::max(s.max_blocks_per_sm, ++per_sm[b->sm]);
     timer.push_back(b->start_ns);
     timer.push_back(b->exit_ns);
     if (b->first_tile_cycle == 0) continue;  // no tile: it returned at once
     ++s.working_blocks;
+    s.max_blocks_per_sm = std::max(s.max_blocks_per_sm, ++per_sm[b->sm]);
     ramp.push_back(cycles_us(b->start_cycle, b->first_tile_cycle));
     loop.push_back(cycles_us(b->first_tile_cycle, b->loop_end_cycle));
     tail.push_back(cycles_us(b->loop_end_cycle, b->exit_cycle));
@@ -103,21 +103,21 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps) {
 }
 
 std::string phase_table_header() {
-  return "| kernel | problem | P | blocks (max an SM) | last start | ramp (max) | loop (max) | tail (max) | "
+  return "| kernel | problem | P | working blocks (max an SM) | last start | ramp (max) | loop (max) | tail (max) | "
          "tail: merge / cluster wait / finish | decode end | reduce start | reduce waited | reduce end | "
-         "step | timed step |\n"
-         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+         "step | timed step | timer step ns |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 }
 
 std::string phase_table_row(const std::string& kernel, const std::string& problem,
                             const std::string& split, const PhaseSummary& s, double timed_us) {
   const bool reduced = s.reduce_blocks > 0;
   auto us = [](double v) { return fmt::format("{:.2f}", v); };
-  return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} / {} / {} | {} | {} | {} | {} | {} | {} |\n",
-                     kernel, problem, split, s.decode_blocks, s.max_blocks_per_sm, us(s.start_spread_us),
+  return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} / {} / {} | {} | {} | {} | {} | {} | {} | {:.0f} |\n",
+                     kernel, problem, split, s.working_blocks, s.max_blocks_per_sm, us(s.start_spread_us),
                      us(s.ramp_us), us(s.ramp_max_us), us(s.loop_us), us(s.loop_max_us), us(s.tail_us),
                      us(s.tail_max_us), us(s.merge_us), us(s.cluster_wait_us), us(s.finish_us), us(s.decode_end_us), reduced ? us(s.reduce_start_us) : "-",
-                     reduced ? us(s.reduce_waited_us) : "-", reduced ? us(s.reduce_end_us) : "-", us(s.step_us), us(timed_us));
+                     reduced ? us(s.reduce_waited_us) : "-", reduced ? us(s.reduce_end_us) : "-", us(s.step_us), us(timed_us), s.timer_step_ns);
 }
 
 }  // namespace mha

@@ -28,7 +28,8 @@ struct ReduceBlockStamps {
 // Times in µs from the first decode block's start. The per-block phases are medians and
 // maxima over the blocks that had at least one tile.
 struct PhaseSummary {
-  int decode_blocks = 0, working_blocks = 0, reduce_blocks = 0, max_blocks_per_sm = 0;
+  int decode_blocks = 0, working_blocks = 0, reduce_blocks = 0;
+  int max_blocks_per_sm = 0;     // working blocks on the busiest SM
   double ns_per_cycle = 0;       // from the blocks' two clocks (or the nominal clock)
   double start_spread_us = 0;    // the last decode block's start
   double ramp_us = 0, ramp_max_us = 0;    // start -> first tile landed
@@ -42,7 +43,9 @@ struct PhaseSummary {
   double reduce_waited_us = 0;   // the last reduce block past its wait for the decode grid
   double reduce_end_us = 0;      // the last reduce block's exit
   double step_us = 0;            // max(decode_end_us, reduce_end_us)
-  double timer_step_ns = 0;      // the smallest gap between distinct globaltimer stamps seen
+  // The smallest gap between distinct globaltimer stamps seen: the cross-block times (last
+  // start, decode end, the reduce's) are no finer than this; the phases in a block use cycles.
+  double timer_step_ns = 0;
 };
 
 // Summarises one step. nominal_ns_per_cycle converts cycles where no block lived long enough
