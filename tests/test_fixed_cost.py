@@ -4,15 +4,10 @@ lengths gives back F and R (and the read floor's own F and R beside them), the b
 length is the one fitted, a family at one length is left out, and a report with no family to fit
 (or an unreadable one) fails instead of printing an empty table."""
 
-import gzip
-import json
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
-from mha_test_env import REPO  # noqa: E402
+from mha_test_env import REPO, run_on_missing_report, run_on_report  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "fixed_cost.py")
 
 
@@ -30,11 +25,7 @@ def timed(fixed, gbps, nbytes):
 
 class FixedCostTest(unittest.TestCase):
     def run_script(self, rows, gz=False):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "r.json" + (".gz" if gz else ""))
-            with (gzip.open(path, "wt") if gz else open(path, "w")) as f:
-                json.dump({"metadata": {}, "rows": rows}, f)
-            return subprocess.run([sys.executable, SCRIPT, path], capture_output=True, text=True)
+        return run_on_report(SCRIPT, rows, gz=gz)
 
     def test_recovers_the_fixed_cost_and_the_rate(self):
         rows = []
@@ -63,8 +54,7 @@ class FixedCostTest(unittest.TestCase):
         self.assertIn("no family timed at two or more lengths", r.stderr)
 
     def test_unreadable_report_is_exit_2(self):
-        r = subprocess.run([sys.executable, SCRIPT, os.path.join(REPO, "missing.json")],
-                           capture_output=True, text=True)
+        r = run_on_missing_report(SCRIPT)
         self.assertEqual(r.returncode, 2)
         self.assertIn("missing.json", r.stderr)
 

@@ -4,14 +4,10 @@
 but kv) and against the twin's best tile; page sizes are separate layouts; a paged problem whose
 tile was never timed contiguous is left out; nothing to pair fails, bad arguments are exit 2."""
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
-from mha_test_env import REPO  # noqa: E402
+from mha_test_env import REPO, run_on_missing_report, run_on_report  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "paged_vs_contig.py")
 
 
@@ -26,11 +22,7 @@ def row(kv, page, keys, bm, partitions, us, status="passed"):
 
 class PagedVsContigTest(unittest.TestCase):
     def run_script(self, rows, *args):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "r.json")
-            with open(path, "w") as f:
-                json.dump({"metadata": {}, "rows": rows}, f)
-            return subprocess.run([sys.executable, SCRIPT, path, *args], capture_output=True, text=True)
+        return run_on_report(SCRIPT, rows, *args)
 
     def test_same_tile_and_best_tile(self):
         r = self.run_script([
@@ -59,8 +51,7 @@ class PagedVsContigTest(unittest.TestCase):
     def test_bad_arguments_and_unreadable_report_are_exit_2(self):
         r = self.run_script([], "--limit", "x")
         self.assertEqual(r.returncode, 2)
-        r = subprocess.run([sys.executable, SCRIPT, os.path.join(REPO, "missing.json")],
-                           capture_output=True, text=True)
+        r = run_on_missing_report(SCRIPT)
         self.assertEqual(r.returncode, 2)
         self.assertIn("missing.json", r.stderr)
 

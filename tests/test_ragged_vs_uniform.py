@@ -3,14 +3,10 @@
 `_uniform_equiv` twin by name, the ratio is best ragged / best uniform, plans print their label,
 and a report without a twin (or an unreadable one) fails instead of printing an empty table."""
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
-from mha_test_env import REPO  # noqa: E402
+from mha_test_env import REPO, run_on_missing_report, run_on_report  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "ragged_vs_uniform.py")
 
 
@@ -21,11 +17,7 @@ def row(name, partitions, us, status="passed"):
 
 class RaggedVsUniformTest(unittest.TestCase):
     def run_script(self, rows):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "r.json")
-            with open(path, "w") as f:
-                json.dump({"metadata": {}, "rows": rows}, f)
-            return subprocess.run([sys.executable, SCRIPT, path], capture_output=True, text=True)
+        return run_on_report(SCRIPT, rows)
 
     def test_pairs_by_name_and_takes_the_best_of_each(self):
         plan = -((1 << 21) * 2 + 128)  # plan2x128
@@ -44,8 +36,7 @@ class RaggedVsUniformTest(unittest.TestCase):
         self.assertIn("no ragged batch with a timed `_uniform_equiv` twin", r.stderr)
 
     def test_unreadable_report_is_exit_2(self):
-        r = subprocess.run([sys.executable, SCRIPT, os.path.join(REPO, "missing.json")],
-                           capture_output=True, text=True)
+        r = run_on_missing_report(SCRIPT)
         self.assertEqual(r.returncode, 2)
         self.assertIn("missing.json", r.stderr)
 
