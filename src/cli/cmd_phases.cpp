@@ -47,15 +47,8 @@ int run_phases(const PhasesOptions& o) {
     throw UsageError("phases: --reduce fused has no reduce launch to stamp; use separate, programmatic or cluster");
   const std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   if (specs.empty()) throw UsageError("phases: give the problems to stamp (--problem or --problems)");
-  std::map<std::string, std::vector<Problem>> problems_of;
   size_t planned = 0;
-  for (const KernelEntry* k : kernels) {
-    for (const auto& spec : specs) {
-      std::string why;
-      for (auto& p : instantiate(spec, k->traits, &why)) problems_of[k->name].push_back(p);
-    }
-    for (const Problem& p : problems_of[k->name]) planned += p.partitions.size() + (p.partitions_auto ? 1 : 0);
-  }
+  std::map<std::string, std::vector<Problem>> problems_of = problems_by_kernel(kernels, specs, "", &planned);
   if (planned == 0)
     throw UsageError(fmt::format("phases: no selected kernel ({}) computes any problem given; nothing to stamp",
                                  kernels.size()));

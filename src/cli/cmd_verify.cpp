@@ -79,17 +79,8 @@ int run_verify(const VerifyOptions& o) {
   check_problem_coverage(specs, kernels, !suite.empty());  // before the device: a usage error
   // Every problem is built before the device is touched, so that bad input exits 2 (not 3 for
   // "no CUDA device") and a problem set that gives no point is refused instead of passing.
-  std::map<std::string, std::vector<Problem>> problems_of;
   size_t planned = 0;
-  for (const KernelEntry* k : kernels) {
-    std::vector<Problem>& problems = problems_of[k->name];
-    if (!suite.empty()) problems = builtin_suite(suite, k->traits);
-    for (const auto& spec : specs) {
-      std::string why;
-      for (auto& p : instantiate(spec, k->traits, &why)) problems.push_back(p);
-    }
-    for (const Problem& p : problems) planned += p.partitions.size() + (p.partitions_auto ? 1 : 0);
-  }
+  std::map<std::string, std::vector<Problem>> problems_of = problems_by_kernel(kernels, specs, suite, &planned);
   if (planned == 0)
     throw UsageError(
         fmt::format("verify: no selected kernel ({}) computes any problem given; "

@@ -189,4 +189,21 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
   return kExitOk;
 }
 
+std::map<std::string, std::vector<Problem>> problems_by_kernel(const std::vector<const KernelEntry*>& kernels,
+                                                               const std::vector<ProblemSpec>& specs,
+                                                               const std::string& suite, size_t* points) {
+  std::map<std::string, std::vector<Problem>> problems_of;
+  *points = 0;
+  for (const KernelEntry* k : kernels) {
+    std::vector<Problem>& problems = problems_of[k->name];
+    if (!suite.empty()) problems = builtin_suite(suite, k->traits);
+    for (const auto& spec : specs) {
+      std::string why;  // a spec outside this kernel's family gives no problem
+      for (auto& p : instantiate(spec, k->traits, &why)) problems.push_back(p);
+    }
+    for (const Problem& p : problems) *points += p.partitions.size() + (p.partitions_auto ? 1 : 0);
+  }
+  return problems_of;
+}
+
 }  // namespace mha

@@ -2,6 +2,7 @@
 // and an estimate of its duration, as a table or as JSON. Needs no GPU.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,13 @@ void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count, con
 std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
                                        const std::vector<const KernelEntry*>& kernels,
                                        const SweepPlanInput& in);
+
+// Each kernel's problems, by kernel name: the built-in `suite` for its family ("" for none), then
+// every spec its family computes (verify and phases run them kernel by kernel). *points counts
+// the (problem, split) points, an unresolved "auto" as one.
+std::map<std::string, std::vector<Problem>> problems_by_kernel(const std::vector<const KernelEntry*>& kernels,
+                                                               const std::vector<ProblemSpec>& specs,
+                                                               const std::string& suite, size_t* points);
 
 struct PlanOptions {
   bool json = false;
