@@ -19,7 +19,7 @@ enum DecodeStamp {
   kDecodeExitNs,       // globaltimer at exit
   kDecodeStartCycle,   // clock64 at entry
   kFirstTileCycle,     // the first K/V tile has landed (0: the block had no tile)
-  kLoopEndCycle,       // the key loop is over (0: no tile)
+  kLoopEndCycle,       // the key loop is over (a block without tiles stamps it too)
   kMergedCycle,        // the warps' copies are in the merge area, before the partials or the cluster
   kClusterMetCycle,    // a cluster combine: past the cluster's first barrier (0: no cluster)
   kDecodeExitCycle,    // clock64 at exit
