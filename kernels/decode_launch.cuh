@@ -43,8 +43,8 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   constexpr int kScratchFloats = DecodeSmemLayout<T>::kQ / 4;
   if (planned || fused_combine_scratch_floats(T::kBM, p.partitions) > kScratchFloats)
     args.split_counters = nullptr;
-  const dim3 grid = planned ? dim3(p.kv_heads * T::kBlocksPerKvHead, p.work_capacity, 1)
-                            : dim3(p.partitions, p.kv_heads * T::kBlocksPerKvHead, p.batch);
+  const DecodeGrid shape = decode_grid(p, T::kBlocksPerKvHead);
+  const dim3 grid(shape.x, shape.y, shape.z);
   args.cluster_combine = !planned && cluster_combines(p.cluster_combine, p.partitions);
   if (args.cluster_combine) {
     // The P partitions of a row block (grid x) form one cluster and combine in the kernel.

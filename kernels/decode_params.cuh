@@ -96,6 +96,19 @@ struct DecodeParams {
   long long phase_decode_blocks = 0;
 };
 
+// The decode grid of one step: (partitions, KV heads x row blocks, batch), or with a plan (KV heads
+// x row blocks, work capacity, 1), the KV heads along x so that blocks launch item by item. The
+// launcher sizes its grid with it and the phase stamps their buffers.
+struct DecodeGrid {
+  int x = 1, y = 1, z = 1;
+  long long blocks() const { return static_cast<long long>(x) * y * z; }
+};
+inline DecodeGrid decode_grid(const DecodeParams& p, int blocks_per_kv_head) {
+  const int row_blocks = p.kv_heads * blocks_per_kv_head;
+  return p.work != nullptr ? DecodeGrid{row_blocks, p.work_capacity, 1}
+                           : DecodeGrid{p.partitions, row_blocks, p.batch};
+}
+
 inline void set_page_size(DecodeParams& p, int page_size) {
   p.page_size = page_size;
   p.page_divisor = make_fast_divisor(page_size > 0 ? page_size : 1);

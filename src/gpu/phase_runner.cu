@@ -13,12 +13,9 @@ PhaseStamps run_stamped_step(const KernelEntry& kernel, const ProblemData& data,
                              int partitions, const StepBuffers& buffers, cudaStream_t stream) {
   DecodeParams p = data.params(copy, partitions);
   buffers.attach(p);
-  // The decode grid as launch_decode sizes it: (partitions, KV heads x row blocks, batch), or
-  // (KV heads x row blocks, work capacity) with a plan. Stamps past it are never written.
+  // The decode grid as launch_decode sizes it (one row of stamps a block).
   const KernelTraits& t = kernel.traits;
-  const long long row_blocks = static_cast<long long>(p.kv_heads) * ((t.group + t.bm - 1) / t.bm);
-  const long long decode_blocks = p.work != nullptr ? row_blocks * p.work_capacity
-                                                    : row_blocks * p.partitions * p.batch;
+  const long long decode_blocks = decode_grid(p, (t.group + t.bm - 1) / t.bm).blocks();
   const long long reduce_blocks = static_cast<long long>(p.heads) * p.batch;
   DeviceBuffer decode(sizeof(uint64_t) * phase::kDecodeStamps * decode_blocks);
   DeviceBuffer reduce(sizeof(uint64_t) * phase::kReduceStamps * reduce_blocks);
