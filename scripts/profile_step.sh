@@ -23,7 +23,7 @@ metrics+=,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_execute
 metrics+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 metrics+=,launch__grid_size,launch__block_size
-metrics+=,lts__t_throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum
+metrics+=,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum
 metrics+=',regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 ncu --clock-control none --kernel-name regex:'decode_kernel|splitk_reduce_kernel' --metrics "$metrics" \
   --export "$out" --force-overwrite --log-file "$out.ncu.log" \

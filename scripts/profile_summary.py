@@ -23,7 +23,7 @@ COLUMNS = [  # (metric, heading, format, factor)
     ("launch__registers_per_thread", "regs", "{:.0f}", 1),
     # The L2's side: how busy it is, and the bytes the SMs read from it (32-byte sectors), which
     # exceed the DRAM bytes when several blocks stream the same K/V (MQA's row blocks).
-    ("lts__t_throughput.avg.pct_of_peak_sustained_elapsed", "L2 %", "{:.1f}", 1),
+    ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "L2 %", "{:.1f}", 1),
     ("lts__t_sectors_srcunit_tex_op_read.sum", "L2 read MB", "{:.1f}", 32e-6),
     ("smsp__inst_executed.sum", "warp instr M", "{:.2f}", 1e-6),
 ]

@@ -21,7 +21,7 @@ HEADER = ["ID", "Kernel Name", "gpu__time_duration.sum",
           "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
           "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
           "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
-          "lts__t_throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sectors_srcunit_tex_op_read.sum",
+          "lts__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sectors_srcunit_tex_op_read.sum",
           "smsp__inst_executed.sum"]
 UNITS = ["", "", "nsecond", "%", "%", "%", "%", "register/thread", "", "", "ratio", "ratio", "ratio",
          "%", "sector", "inst"]
