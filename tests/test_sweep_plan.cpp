@@ -63,5 +63,34 @@ TEST(SweepPlan, OneNameForTwoProblemsIsRefused) {
   EXPECT_THROW(plan_sweep(specs, all_kernels(), input(132)), UsageError);
 }
 
+TEST(SweepPlan, TwoSpecsOfOneProblemRunItOnceWithBothSplits) {
+  // The first spec leaves kv to each kernel's family (a paged kernel makes it paged, pages of 16);
+  // the second names the same paged problem with other splits.
+  const bool has_paged = std::any_of(kernel_registry().begin(), kernel_registry().end(),
+                                     [](const KernelEntry& k) { return k.traits.kv == "paged"; });
+  if (!has_paged) GTEST_SKIP() << "needs a paged kernel in the build";
+  const std::vector<ProblemSpec> specs = {
+      parse_problem_spec("batch=1,heads=32,kv_heads=8,keys=512,partitions=1:8"),
+      parse_problem_spec("batch=1,heads=32,kv_heads=8,keys=512,kv=paged,page_size=16,partitions=8:cluster8")};
+  size_t points = 0;
+  const auto problems_of = problems_by_kernel(all_kernels(), specs, "", &points);
+  for (const KernelEntry& k : kernel_registry()) {
+    const std::vector<Problem>& problems = problems_of.at(k.name);
+    if (k.traits.kv != "paged") continue;
+    ASSERT_EQ(problems.size(), 1u) << k.name;
+    EXPECT_EQ(problems[0].partitions.size(), 3u) << "1, 8 and cluster8, 8 once";
+  }
+  for (const PlannedProblem& p : plan_sweep(specs, all_kernels(), input(132))) {
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+      for (size_t j = i + 1; j < p.kernels.size(); ++j) {
+        EXPECT_NE(p.kernels[i], p.kernels[j]) << p.problem.shape.name << ": a kernel listed twice";
+      }
+    }
+    if (p.kernels.front()->traits.kv == "paged") {
+      EXPECT_EQ(p.problem.partitions.size(), 3u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mha

@@ -26,6 +26,20 @@ void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count, con
   p.partitions.erase(std::unique(p.partitions.begin(), p.partitions.end()), p.partitions.end());
 }
 
+// Two specs may give one kernel the same problem (one that leaves kv to the kernel's family and
+// one that names it, say): it runs once, with the splits of both.
+namespace {
+bool same_problem(const Problem& a, const Problem& b) {
+  return a.shape.name == b.shape.name && problem_name(a) == problem_name(b) && a.lengths == b.lengths;
+}
+void merge_splits(Problem& into, const Problem& from) {
+  into.partitions.insert(into.partitions.end(), from.partitions.begin(), from.partitions.end());
+  std::sort(into.partitions.begin(), into.partitions.end());
+  into.partitions.erase(std::unique(into.partitions.begin(), into.partitions.end()), into.partitions.end());
+  into.partitions_auto = into.partitions_auto || from.partitions_auto;
+}
+}  // namespace
+
 std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
                                        const std::vector<const KernelEntry*>& kernels,
                                        const SweepPlanInput& in) {
@@ -50,13 +64,15 @@ std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
         if (inserted) work.push_back({p, {}});
         // A name is a problem's identity in reports: one name for two problems (a named spec
         // that leaves kv or page_size to the families) would give one kernel the other's data.
-        const Problem& first = work[it->second].problem;
-        if (!inserted && problem_name(first) != problem_name(p))
+        PlannedProblem& planned = work[it->second];
+        if (!inserted && problem_name(planned.problem) != problem_name(p))
           throw UsageError(fmt::format(
               "{}: the name '{}' stands for two problems, {} and {} (for kernel {}): give the "
               "differing keys in the spec, or a name per problem",
-              spec.origin, p.shape.name, problem_name(first), problem_name(p), k->name));
-        work[it->second].kernels.push_back(k);
+              spec.origin, p.shape.name, problem_name(planned.problem), problem_name(p), k->name));
+        if (!inserted) merge_splits(planned.problem, p);
+        if (std::find(planned.kernels.begin(), planned.kernels.end(), k) == planned.kernels.end())
+          planned.kernels.push_back(k);
       }
     }
   return work;
@@ -199,7 +215,14 @@ std::map<std::string, std::vector<Problem>> problems_by_kernel(const std::vector
     if (!suite.empty()) problems = builtin_suite(suite, k->traits);
     for (const auto& spec : specs) {
       std::string why;  // a spec outside this kernel's family gives no problem
-      for (auto& p : instantiate(spec, k->traits, &why)) problems.push_back(p);
+      for (auto& p : instantiate(spec, k->traits, &why)) {
+        auto same = std::find_if(problems.begin(), problems.end(),
+                                 [&](const Problem& q) { return same_problem(q, p); });
+        if (same != problems.end())
+          merge_splits(*same, p);
+        else
+          problems.push_back(p);
+      }
     }
     for (const Problem& p : problems) *points += p.partitions.size() + (p.partitions_auto ? 1 : 0);
   }
