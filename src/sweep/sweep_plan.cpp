@@ -70,8 +70,12 @@ std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
               "{}: the name '{}' stands for two problems, {} and {} (for kernel {}): give the "
               "differing keys in the spec, or a name per problem",
               spec.origin, p.shape.name, problem_name(planned.problem), problem_name(p), k->name));
-        if (!inserted) merge_splits(planned.problem, p);
-        if (std::find(planned.kernels.begin(), planned.kernels.end(), k) == planned.kernels.end())
+        // Another kernel of the problem shares its splits (resolved for the first kernel, as
+        // before); a second spec of it for the same kernel adds its own.
+        const bool listed = std::find(planned.kernels.begin(), planned.kernels.end(), k) != planned.kernels.end();
+        if (listed)
+          merge_splits(planned.problem, p);
+        else
           planned.kernels.push_back(k);
       }
     }
