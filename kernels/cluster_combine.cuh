@@ -95,6 +95,7 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
     const long long bh = static_cast<long long>(w.b) * p.heads + head;
     static_cast<Out*>(p.out)[bh * kDepth + col] = ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
   }
+  phase::decode_cycle(p, phase::kCombinedCycle);
   cluster.sync();  // the other blocks may still be reading this block's rows
 }
 

@@ -1,6 +1,7 @@
 // Phase stamps: where a step's time goes inside its kernels. Each decode block's thread 0 records
 // when it starts, when its first K/V tile has landed, when its key loop ends and when it exits
-// (and, after the loop, when its merge area is written and when its cluster met); each reduce
+// (and, after the loop, when its merge area is written, when its cluster met and when its share of
+// the cluster's combine is written); each reduce
 // block when it starts, when the decode grid it waits on has finished, and when it exits.
 // Compiled in only with MHA_PHASE_CLOCK (CMake -DMHA_PHASE_CLOCK=ON, `mha-tune phases`):
 // otherwise every stamp is empty and the kernels are exactly the timed ones.
@@ -22,6 +23,7 @@ enum DecodeStamp {
   kLoopEndCycle,       // the key loop is over (a block without tiles stamps it too)
   kMergedCycle,        // the warps' copies are in the merge area, before the partials or the cluster
   kClusterMetCycle,    // a cluster combine: past the cluster's first barrier (0: no cluster)
+  kCombinedCycle,      // a cluster combine: its share combined and written, before the last barrier
   kDecodeExitCycle,    // clock64 at exit
   kDecodeSm,           // the SM that ran the block
   kDecodeStamps

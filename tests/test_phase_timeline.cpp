@@ -44,6 +44,7 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
   EXPECT_NEAR(s.merge_us, 0.1, 1e-9);
   EXPECT_NEAR(s.cluster_wait_us, 0.0, 1e-9);  // no cluster
   EXPECT_NEAR(s.finish_us, 0.4, 1e-9);
+  EXPECT_DOUBLE_EQ(s.last_barrier_us, 0);  // no cluster
   EXPECT_NEAR(s.decode_end_us, 5.8, 1e-9);
   EXPECT_EQ(s.reduce_blocks, 2);  // the third had nothing to combine
   EXPECT_NEAR(s.reduce_start_us, 0.5, 1e-9);
@@ -56,7 +57,7 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
 TEST(PhaseTimeline, ShortBlocksUseTheNominalClockAndNoReduceLeavesItsColumnsEmpty) {
   DecodeBlockStamps b;
   b.start_ns = 100, b.exit_ns = 600, b.start_cycle = 0, b.first_tile_cycle = 100, b.loop_end_cycle = 300,
-  b.merged_cycle = 320, b.cluster_met_cycle = 360, b.exit_cycle = 400;  // a cluster combine
+  b.merged_cycle = 320, b.cluster_met_cycle = 360, b.combined_cycle = 376, b.exit_cycle = 400;  // a cluster combine
   const PhaseSummary s = summarise_phases({b}, {}, 1.25);
   EXPECT_DOUBLE_EQ(s.ns_per_cycle, 1.25);
   EXPECT_NEAR(s.ramp_us, 0.125, 1e-12);
@@ -64,11 +65,12 @@ TEST(PhaseTimeline, ShortBlocksUseTheNominalClockAndNoReduceLeavesItsColumnsEmpt
   EXPECT_NEAR(s.merge_us, 0.025, 1e-12);
   EXPECT_NEAR(s.cluster_wait_us, 0.05, 1e-12);
   EXPECT_NEAR(s.finish_us, 0.05, 1e-12);
+  EXPECT_NEAR(s.last_barrier_us, 0.03, 1e-12);
   EXPECT_EQ(s.reduce_blocks, 0);
   EXPECT_NEAR(s.step_us, 0.5, 1e-12);
   const std::string row = phase_table_row("k", "p", "1", s, 2.25);
   EXPECT_NE(row.find("| k | p | 1 | 1 (1) |"), std::string::npos) << row;
-  EXPECT_NE(row.find("| 0.50 | - | - | - | 0.50 | 2.25 | 500 |"), std::string::npos) << row;
+  EXPECT_NE(row.find(" / 0.05 / 0.05 (0.03) | 0.50 | - | - | - | 0.50 | 2.25 | 500 |"), std::string::npos) << row;
 }
 
 TEST(PhaseTimeline, NothingStampedIsAnError) {

@@ -41,6 +41,7 @@ PhaseStamps run_stamped_step(const KernelEntry& kernel, const ProblemData& data,
     b.loop_end_cycle = s[phase::kLoopEndCycle];
     b.merged_cycle = s[phase::kMergedCycle];
     b.cluster_met_cycle = s[phase::kClusterMetCycle];
+    b.combined_cycle = s[phase::kCombinedCycle];
     b.exit_cycle = s[phase::kDecodeExitCycle];
     b.sm = static_cast<int>(s[phase::kDecodeSm]);
     out.decode.push_back(b);

@@ -39,7 +39,7 @@ PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
   s.ns_per_cycle = ratios.empty() ? nominal_ns_per_cycle : median(ratios);
   auto cycles_us = [&](uint64_t from, uint64_t to) { return to > from ? (to - from) * s.ns_per_cycle * 1e-3 : 0.0; };
 
-  std::vector<double> ramp, loop, tail, merge, cluster_wait, finish;
+  std::vector<double> ramp, loop, tail, merge, cluster_wait, finish, last_barrier;
   std::map<int, int> per_sm;
   std::vector<uint64_t> timer;
   for (const auto* b : stamped) {
@@ -57,11 +57,13 @@ PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
     const uint64_t met = b->cluster_met_cycle != 0 ? b->cluster_met_cycle : b->merged_cycle;
     cluster_wait.push_back(cycles_us(b->merged_cycle, met));
     finish.push_back(cycles_us(met, b->exit_cycle));
+    if (b->combined_cycle != 0) last_barrier.push_back(cycles_us(b->combined_cycle, b->exit_cycle));
   }
   s.ramp_us = median(ramp), s.ramp_max_us = max_or_zero(ramp);
   s.loop_us = median(loop), s.loop_max_us = max_or_zero(loop);
   s.tail_us = median(tail), s.tail_max_us = max_or_zero(tail);
   s.merge_us = median(merge), s.cluster_wait_us = median(cluster_wait), s.finish_us = median(finish);
+  s.last_barrier_us = last_barrier.empty() ? 0.0 : median(last_barrier);
 
   bool first_reduce = true;
   for (const auto& r : reduce) {
@@ -95,7 +97,8 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps) {
   for (auto f : {&PhaseSummary::ns_per_cycle, &PhaseSummary::start_spread_us, &PhaseSummary::ramp_us,
                  &PhaseSummary::ramp_max_us, &PhaseSummary::loop_us, &PhaseSummary::loop_max_us,
                  &PhaseSummary::tail_us, &PhaseSummary::tail_max_us, &PhaseSummary::merge_us,
-                 &PhaseSummary::cluster_wait_us, &PhaseSummary::finish_us, &PhaseSummary::decode_end_us,
+                 &PhaseSummary::cluster_wait_us, &PhaseSummary::finish_us, &PhaseSummary::last_barrier_us,
+                 &PhaseSummary::decode_end_us,
                  &PhaseSummary::reduce_start_us, &PhaseSummary::reduce_waited_us,
                  &PhaseSummary::reduce_end_us, &PhaseSummary::step_us, &PhaseSummary::timer_step_ns})
     field(f);
@@ -104,7 +107,7 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps) {
 
 std::string phase_table_header() {
   return "| kernel | problem | P | working blocks (max an SM) | last start | ramp (max) | loop (max) | tail (max) | "
-         "tail: merge / cluster wait / finish | decode end | reduce start | reduce waited | reduce end | "
+         "tail: merge / cluster wait / finish (of it, last barrier) | decode end | reduce start | reduce waited | reduce end | "
          "step | timed step | timer step ns |\n"
          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 }
@@ -113,10 +116,11 @@ std::string phase_table_row(const std::string& kernel, const std::string& proble
                             const std::string& split, const PhaseSummary& s, double timed_us) {
   const bool reduced = s.reduce_blocks > 0;
   auto us = [](double v) { return fmt::format("{:.2f}", v); };
+  const std::string finish = s.last_barrier_us > 0 ? fmt::format("{} ({})", us(s.finish_us), us(s.last_barrier_us)) : us(s.finish_us);
   return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} / {} / {} | {} | {} | {} | {} | {} | {} | {:.0f} |\n",
                      kernel, problem, split, s.working_blocks, s.max_blocks_per_sm, us(s.start_spread_us),
                      us(s.ramp_us), us(s.ramp_max_us), us(s.loop_us), us(s.loop_max_us), us(s.tail_us),
-                     us(s.tail_max_us), us(s.merge_us), us(s.cluster_wait_us), us(s.finish_us), us(s.decode_end_us), reduced ? us(s.reduce_start_us) : "-",
+                     us(s.tail_max_us), us(s.merge_us), us(s.cluster_wait_us), finish, us(s.decode_end_us), reduced ? us(s.reduce_start_us) : "-",
                      reduced ? us(s.reduce_waited_us) : "-", reduced ? us(s.reduce_end_us) : "-", us(s.step_us), us(timed_us), s.timer_step_ns);
 }
 

@@ -17,7 +17,7 @@ namespace mha {
 struct DecodeBlockStamps {
   uint64_t start_ns = 0, exit_ns = 0;
   uint64_t start_cycle = 0, first_tile_cycle = 0, loop_end_cycle = 0, merged_cycle = 0,
-           cluster_met_cycle = 0, exit_cycle = 0;
+           cluster_met_cycle = 0, combined_cycle = 0, exit_cycle = 0;
   int sm = 0;
 };
 // One reduce block's globaltimer stamps (waited 0: the block had nothing to combine).
@@ -38,6 +38,7 @@ struct PhaseSummary {
   double merge_us = 0;           //   key loop over -> the warps' copies in the merge area
   double cluster_wait_us = 0;    //   -> past the cluster's first barrier (0 without a cluster)
   double finish_us = 0;          //   -> exit: the partials' write, or the cluster's combine
+  double last_barrier_us = 0;    //   of finish, a cluster combine's last barrier (0 without one)
   double decode_end_us = 0;      // the last decode block's exit
   double reduce_start_us = 0;    // the first reduce block's start (0 without a reduce)
   double reduce_waited_us = 0;   // the last reduce block past its wait for the decode grid
