@@ -51,8 +51,17 @@ __device__ __forceinline__ unsigned long long* decode_slot(const DecodeParams& p
              ? p.phase_decode + b * kDecodeStamps
              : nullptr;
 }
+// The block's stamps wait in shared memory until its exit: a global store before one of the
+// cluster combine's release barriers (a MEMBAR.ALL.GPU) made that barrier wait for the store,
+// so the stamps lengthened what they measured.
+__device__ __forceinline__ unsigned long long* block_stamps() {
+  __shared__ unsigned long long stamps[kDecodeStamps];
+  return stamps;
+}
 __device__ __forceinline__ void decode_start(const DecodeParams& p) {
-  if (unsigned long long* s = decode_slot(p)) {
+  if (decode_slot(p) != nullptr) {
+    unsigned long long* s = block_stamps();
+    for (int i = 0; i < kDecodeStamps; ++i) s[i] = 0;  // a stamp never reached stays 0
     s[kDecodeStartNs] = global_ns();
     s[kDecodeStartCycle] = clock64();
     unsigned sm;
@@ -61,12 +70,14 @@ __device__ __forceinline__ void decode_start(const DecodeParams& p) {
   }
 }
 __device__ __forceinline__ void decode_cycle(const DecodeParams& p, DecodeStamp which) {
-  if (unsigned long long* s = decode_slot(p)) s[which] = clock64();
+  if (decode_slot(p) != nullptr) block_stamps()[which] = clock64();
 }
 __device__ __forceinline__ void decode_exit(const DecodeParams& p) {
-  if (unsigned long long* s = decode_slot(p)) {
+  if (unsigned long long* out = decode_slot(p)) {
+    unsigned long long* s = block_stamps();
     s[kDecodeExitCycle] = clock64();
     s[kDecodeExitNs] = global_ns();
+    for (int i = 0; i < kDecodeStamps; ++i) out[i] = s[i];
   }
 }
 __device__ __forceinline__ void reduce_stamp(const DecodeParams& p, ReduceStamp which) {
