@@ -18,9 +18,10 @@
 namespace mha {
 namespace {
 
-TEST(PhaseStamps, StepPhasesAreOrderedAndTheReduceWaitsForTheDecodeGrid) {
-  MHA_REQUIRE_GPU();
-  if (!phase_stamps_compiled_in()) GTEST_SKIP() << "this build has no phase stamps (-DMHA_PHASE_CLOCK=ON)";
+// One stamped step of every contiguous kernel without a mask or a cache type of its own, on 3,000
+// keys in 4 partitions combined by `mode`; `check` sees each kernel's problem and stamps.
+template <class Check>
+void for_each_stamped_step(ReduceMode mode, Check check) {
   int checked = 0;
   for (const KernelEntry& k : kernel_registry()) {
     if (k.traits.kv != "contig" || k.traits.mask != "null" || k.traits.soft_cap || cache_dtype(k.traits) != k.traits.dtype)
@@ -33,9 +34,17 @@ TEST(PhaseStamps, StepPhasesAreOrderedAndTheReduceWaitsForTheDecodeGrid) {
     Problem& problem = problems.front();
     problem.seed = 3;
     ProblemData data(problem, 1);
-    StepBuffers buffers(problem, k.traits, 4, ReduceMode::kProgrammatic);
-    const PhaseStamps s = run_stamped_step(k, data, 0, 4, buffers, 0);
+    StepBuffers buffers(problem, k.traits, 4, mode);
+    check(k, problem, run_stamped_step(k, data, 0, 4, buffers, 0));
+    ++checked;
+  }
+  EXPECT_GT(checked, 0) << "no contiguous bf16/fp16 kernel without a mask in this build: nothing was checked";
+}
 
+TEST(PhaseStamps, StepPhasesAreOrderedAndTheReduceWaitsForTheDecodeGrid) {
+  MHA_REQUIRE_GPU();
+  if (!phase_stamps_compiled_in()) GTEST_SKIP() << "this build has no phase stamps (-DMHA_PHASE_CLOCK=ON)";
+  for_each_stamped_step(ReduceMode::kProgrammatic, [](const KernelEntry& k, const Problem& problem, const PhaseStamps& s) {
     uint64_t last_decode_exit = 0;
     int working = 0;
     for (const DecodeBlockStamps& b : s.decode) {
@@ -60,28 +69,13 @@ TEST(PhaseStamps, StepPhasesAreOrderedAndTheReduceWaitsForTheDecodeGrid) {
     const PhaseSummary sum = summarise_phases(s.decode, s.reduce, 0.5);
     EXPECT_GT(sum.loop_us, 0);
     EXPECT_GE(sum.step_us, sum.decode_end_us);
-    ++checked;
-  }
-  EXPECT_GT(checked, 0) << "no contiguous bf16/fp16 kernel without a mask in this build: nothing was checked";
+  });
 }
 
 TEST(PhaseStamps, ClusterCombinePhasesAreOrdered) {
   MHA_REQUIRE_GPU();
   if (!phase_stamps_compiled_in()) GTEST_SKIP() << "this build has no phase stamps (-DMHA_PHASE_CLOCK=ON)";
-  int checked = 0;
-  for (const KernelEntry& k : kernel_registry()) {
-    if (k.traits.kv != "contig" || k.traits.mask != "null" || k.traits.soft_cap || cache_dtype(k.traits) != k.traits.dtype)
-      continue;
-    std::string why;
-    const std::string spec = "batch=2,heads=" + std::to_string(2 * k.traits.group) + ",kv_heads=2,depth=" +
-                             std::to_string(k.traits.depth) + ",keys=3000,partitions=4";
-    std::vector<Problem> problems = instantiate(parse_problem_spec(spec), k.traits, &why);
-    ASSERT_FALSE(problems.empty()) << k.name << ": " << why;
-    Problem& problem = problems.front();
-    problem.seed = 3;
-    ProblemData data(problem, 1);
-    StepBuffers buffers(problem, k.traits, 4, ReduceMode::kCluster);
-    const PhaseStamps s = run_stamped_step(k, data, 0, 4, buffers, 0);
+  for_each_stamped_step(ReduceMode::kCluster, [](const KernelEntry& k, const Problem&, const PhaseStamps& s) {
     EXPECT_TRUE(s.reduce.empty() || std::all_of(s.reduce.begin(), s.reduce.end(),
                                                  [](const ReduceBlockStamps& r) { return r.start_ns == 0; }))
         << k.name << ": a cluster combine launched a reduce";
@@ -94,9 +88,7 @@ TEST(PhaseStamps, ClusterCombinePhasesAreOrdered) {
     const PhaseSummary sum = summarise_phases(s.decode, s.reduce, 0.5);
     EXPECT_GT(sum.last_barrier_us, 0) << k.name;
     EXPECT_LE(sum.last_barrier_us, sum.finish_us);
-    ++checked;
-  }
-  EXPECT_GT(checked, 0) << "no contiguous bf16/fp16 kernel without a mask in this build: nothing was checked";
+  });
 }
 
 }  // namespace
