@@ -96,7 +96,12 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
     static_cast<Out*>(p.out)[bh * kDepth + col] = ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
   }
   phase::decode_cycle(p, phase::kCombinedCycle);
-  cluster.sync();  // the other blocks may still be reading this block's rows
+  // The other blocks may still be reading this block's rows: no block leaves before all have
+  // combined. Relaxed: this barrier publishes nothing, and each thread's remote loads are done
+  // (their values are in its output store, issued before it). cluster.sync() arrives with
+  // release, a MEMBAR.ALL.GPU that waited for that output store to reach the L2 on every block's
+  // way out (SASS).
+  ptx::cluster_sync_relaxed();
 }
 
 }  // namespace mha

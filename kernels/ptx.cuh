@@ -87,6 +87,18 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t fragment) {
   return out;
 }
 
+// The cluster barrier with a relaxed arrive (sm_90): it orders nothing, so it compiles to no
+// MEMBAR. A release arrive at cluster scope compiles to MEMBAR.ALL.GPU, which waits for the
+// thread's outstanding global stores (SASS). Below sm_90 no launch makes a cluster: a trap.
+__device__ __forceinline__ void cluster_sync_relaxed() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
 // Atomic add with acquire-release semantics at gpu scope: releases the writes this thread has
 // observed (including, through a preceding barrier, its block's) and acquires other blocks'.
 __device__ __forceinline__ unsigned atomic_add_acq_rel_gpu(unsigned* addr, unsigned value) {
