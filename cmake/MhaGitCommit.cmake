@@ -1,8 +1,10 @@
 # mha_git_commit(OUT_VAR SOURCE_DIR): the commit the build reports. $ENV{MHA_GIT_COMMIT}, when
 # set, wins: it names the tree's real commit where the tree is a copy (shipped to a GPU machine,
 # unpacked inside some other repository) and `git rev-parse` would name an unrelated one. Else
-# `git rev-parse --short HEAD` in SOURCE_DIR, else "unknown". Also sets MHA_GIT_DIR (the
-# repository's git directory, or "") in the caller, to re-configure when HEAD moves.
+# `git rev-parse --short HEAD` in SOURCE_DIR, with "-dirty" appended when a tracked file under
+# SOURCE_DIR differs from HEAD (the binary was not built from that commit alone), else "unknown".
+# Also sets MHA_GIT_DIR (the repository's git directory, or "") in the caller, to re-configure
+# when HEAD moves.
 # Works in script mode too (cmake -P), which is how tests/test_build_info.py checks it.
 function(mha_git_commit out_var source_dir)
   set(MHA_GIT_DIR "" PARENT_SCOPE)
@@ -21,6 +23,13 @@ function(mha_git_commit out_var source_dir)
                     RESULT_VARIABLE _rc ERROR_QUIET)
     if(_rc EQUAL 0 AND _rev)
       set(_commit "${_rev}")
+      execute_process(COMMAND "${GIT_EXECUTABLE}" status --porcelain --untracked-files=no -- .
+                      WORKING_DIRECTORY "${source_dir}"
+                      OUTPUT_VARIABLE _changed OUTPUT_STRIP_TRAILING_WHITESPACE
+                      RESULT_VARIABLE _status_rc ERROR_QUIET)
+      if(NOT _status_rc EQUAL 0 OR _changed)
+        string(APPEND _commit "-dirty")
+      endif()
       execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --absolute-git-dir
                       WORKING_DIRECTORY "${source_dir}"
                       OUTPUT_VARIABLE _git_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

@@ -12,6 +12,7 @@ add_executable(mha-tune-broken "${PROJECT_SOURCE_DIR}/src/cli/main.cpp"
                                "${PROJECT_SOURCE_DIR}/tests/broken_registry.cu")
 target_include_directories(mha-tune-broken PRIVATE "${PROJECT_SOURCE_DIR}/tests")
 target_link_libraries(mha-tune-broken PRIVATE mha_cli mha_core mha_warnings)
+mha_use_commit_header(mha-tune-broken)
 add_test(NAME gpu.verify_rejects_broken_kernels
          COMMAND "${CMAKE_COMMAND}" -DBINARY=$<TARGET_FILE:mha-tune-broken>
                  -P "${PROJECT_SOURCE_DIR}/tests/expect_verify_failure.cmake")

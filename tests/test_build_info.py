@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The commit a build reports (cmake/MhaGitCommit.cmake, run with `cmake -P`): MHA_GIT_COMMIT,
 when set, wins over the git repository that encloses the tree; without it the repository's HEAD
-is used, and outside any repository "unknown"."""
+is used, with "-dirty" when a tracked file of the tree differs from it, and outside any repository
+"unknown". cmake/MhaCommitHeader.cmake writes it into the header the binary includes, at every
+build, touching the file only when the commit changed."""
 
 import os
 import shutil
@@ -62,6 +64,67 @@ class GitCommitTest(unittest.TestCase):
                 self.assertEqual(resolve(bare), "unknown")
             finally:
                 del os.environ["GIT_CEILING_DIRECTORIES"]
+
+
+@unittest.skipUnless(CMAKE and GIT, "cmake or git not on PATH: build info test skipped")
+class DirtyTreeTest(unittest.TestCase):
+    """A tree whose files are tracked: clean at HEAD, "-dirty" once a tracked file changes."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="mha_dirty_")
+        self.addCleanup(self.tmp.cleanup)
+        self.repo = self.tmp.name
+        self.git("init", "-q")
+        self.kernel = os.path.join(self.repo, "kernel.cuh")
+        with open(self.kernel, "w") as f:
+            f.write("// v1\n")
+        self.git("add", "kernel.cuh")
+        self.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "v1")
+        self.head = subprocess.run([GIT, "-C", self.repo, "rev-parse", "--short", "HEAD"],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+
+    def git(self, *args):
+        subprocess.run([GIT, "-C", self.repo, *args], check=True, capture_output=True)
+
+    def header(self, output):
+        env = dict(os.environ)
+        env.pop("MHA_GIT_COMMIT", None)
+        subprocess.run([CMAKE, f"-DSOURCE_DIR={self.repo}", f"-DOUTPUT={output}", "-P",
+                        os.path.join(REPO, "cmake", "MhaCommitHeader.cmake")],
+                       check=True, capture_output=True, env=env)
+        with open(output) as f:
+            return f.read()
+
+    def test_clean_tree_reports_head(self):
+        self.assertEqual(resolve(self.repo), self.head)
+
+    def test_changed_tracked_file_reports_dirty(self):
+        with open(self.kernel, "a") as f:
+            f.write("// an edit not yet committed\n")
+        self.assertEqual(resolve(self.repo), self.head + "-dirty")
+        self.git("checkout", "--", "kernel.cuh")
+        self.assertEqual(resolve(self.repo), self.head)
+
+    def test_untracked_file_does_not_make_dirty(self):
+        with open(os.path.join(self.repo, "notes.txt"), "w") as f:
+            f.write("scratch\n")
+        self.assertEqual(resolve(self.repo), self.head)
+
+    def test_environment_still_wins_over_a_dirty_tree(self):
+        with open(self.kernel, "a") as f:
+            f.write("// edit\n")
+        self.assertEqual(resolve(self.repo, "1a2b3c4"), "1a2b3c4")
+
+    def test_header_follows_the_tree_and_is_rewritten_only_on_change(self):
+        with tempfile.TemporaryDirectory(prefix="mha_header_") as out_dir:
+            output = os.path.join(out_dir, "mha_build_commit.h")
+            self.assertIn(f'#define MHA_GIT_COMMIT "{self.head}"', self.header(output))
+            os.utime(output, (1, 1))
+            self.header(output)
+            self.assertEqual(os.stat(output).st_mtime, 1, "an unchanged commit rewrote the header")
+            with open(self.kernel, "a") as f:
+                f.write("// edit after configuring\n")
+            self.assertIn(f'#define MHA_GIT_COMMIT "{self.head}-dirty"', self.header(output))
 
 
 if __name__ == "__main__":

@@ -9,12 +9,10 @@
 
 #include "commands.h"
 #include "errors.h"
+#include "mha_build_commit.h"  // MHA_GIT_COMMIT, resolved at every build (cmake/MhaCommitHeader.cmake)
 
 #ifndef MHA_VERSION
 #define MHA_VERSION "0.0.0"
-#endif
-#ifndef MHA_GIT_COMMIT
-#define MHA_GIT_COMMIT "unknown"
 #endif
 #ifndef MHA_BUILD_INFO
 #define MHA_BUILD_INFO ""
