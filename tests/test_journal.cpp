@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "errors.h"
 #include "journal.h"
@@ -67,6 +70,31 @@ TEST(Journal, RowsAreOnDiskAsSoonAsAppended) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
   EXPECT_NE(text.find("\"event\":\"row\""), std::string::npos);
   EXPECT_EQ(j.rows().size(), 1u);
+}
+
+TEST(Journal, EveryEventCarriesItsWallClockTime) {
+  const std::string path = temp_path("times.jsonl");
+  const double before = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  {
+    Journal j = Journal::open_new(path, meta());
+    j.append_started(point("k1", "p1", 1));
+    j.append_started("k2|p1|p1");
+    j.append_row(measured(point("k1", "p1", 1), 10));
+  }
+  const double after = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::istringstream lines(read_all(path));
+  std::string line;
+  std::getline(lines, line);  // the metadata
+  int events = 0;
+  while (std::getline(lines, line)) {
+    const nlohmann::json event = nlohmann::json::parse(line);
+    ASSERT_TRUE(event.contains("unix_s")) << line;
+    EXPECT_GE(event["unix_s"].get<double>(), before - 0.001) << line;  // written at ms resolution
+    EXPECT_LE(event["unix_s"].get<double>(), after) << line;
+    ++events;
+  }
+  EXPECT_EQ(events, 3);
+  EXPECT_EQ(Journal::open_resume(path).rows().size(), 1u);  // the times do not disturb a resume
 }
 
 TEST(Journal, ResumeRestoresRowsAndMetadata) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -183,6 +184,16 @@ Journal Journal::open_resume(const std::string& path) {
   return j;
 }
 
+namespace {
+// Wall-clock seconds since the Unix epoch, to the millisecond: the events of workers on several
+// GPUs, shards and resumed runs share one clock, so a journal shows when each point ran and how
+// fast a partial sweep went (run 63's two-GPU sweep, cut short, had no times to compare).
+double unix_seconds() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) / 1000.0;
+}
+}  // namespace
+
 void Journal::append_started(const ResultRow& point) {
   ResultRow identity;
   identity.kernel = point.kernel;
@@ -190,16 +201,19 @@ void Journal::append_started(const ResultRow& point) {
   identity.problem = point.problem;
   identity.partitions = point.partitions;
   identity.device = point.device;
-  json line{{"event", "started"}, {"key", point_key(point)}, {"point", to_json_value(identity)}};
+  json line{{"event", "started"},
+            {"key", point_key(point)},
+            {"unix_s", unix_seconds()},
+            {"point", to_json_value(identity)}};
   write_line(line);
 }
 
 void Journal::append_started(const std::string& key) {
-  write_line(json{{"event", "started"}, {"key", key}});
+  write_line(json{{"event", "started"}, {"key", key}, {"unix_s", unix_seconds()}});
 }
 
 void Journal::append_row(const ResultRow& row) {
-  write_line(json{{"event", "row"}, {"key", point_key(row)}, {"row", to_json_value(row)}});
+  write_line(json{{"event", "row"}, {"key", point_key(row)}, {"unix_s", unix_seconds()}, {"row", to_json_value(row)}});
   remember_row(row);
 }
 

@@ -27,8 +27,10 @@ ResultRow crashed_row(ResultRow point);
 
 // Lines, one JSON object each:
 //   {"event":"metadata","schema_version":1,"metadata":{...}}
-//   {"event":"started","key":"..."[,"point":{row with identity fields}]}
-//   {"event":"row","key":"...","row":{...}}
+//   {"event":"started","key":"...","unix_s":T[,"point":{row with identity fields}]}
+//   {"event":"row","key":"...","unix_s":T,"row":{...}}
+// T: wall-clock seconds since the Unix epoch when the line was written (ms resolution; journals
+// written before it have none, and reading does not need it).
 class Journal {
  public:
   // Creates (truncates) `path` and writes the metadata line. Throws UsageError if it cannot.
