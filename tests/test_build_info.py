@@ -34,6 +34,20 @@ def resolve(source_dir, env_commit=None):
         return out[out.index("commit=[") + 8:out.index("]", out.index("commit=["))]
 
 
+def git(repo, *args):
+    return subprocess.run([GIT, "-C", repo, *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def init_repo(repo, tracked=()):
+    """A repository at `repo` with one commit of the files `tracked` (may be none); its HEAD."""
+    git(repo, "init", "-q")
+    for name in tracked:
+        git(repo, "add", name)
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    return git(repo, "rev-parse", "--short", "HEAD")
+
+
 @unittest.skipUnless(CMAKE and GIT, "cmake or git not on PATH: build info test skipped")
 class GitCommitTest(unittest.TestCase):
     def setUp(self):
@@ -41,11 +55,7 @@ class GitCommitTest(unittest.TestCase):
         self.addCleanup(self.tmp.cleanup)
         # A tree copied inside some unrelated repository, as on a machine the tree was shipped to.
         self.outer = self.tmp.name
-        git = lambda *a: subprocess.run([GIT, "-C", self.outer, *a], check=True, capture_output=True)
-        git("init", "-q")
-        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
-        self.outer_head = subprocess.run([GIT, "-C", self.outer, "rev-parse", "--short", "HEAD"],
-                                         check=True, capture_output=True, text=True).stdout.strip()
+        self.outer_head = init_repo(self.outer)
         self.tree = os.path.join(self.outer, "mha-tune")
         os.makedirs(self.tree)
 
@@ -74,17 +84,10 @@ class DirtyTreeTest(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory(prefix="mha_dirty_")
         self.addCleanup(self.tmp.cleanup)
         self.repo = self.tmp.name
-        self.git("init", "-q")
         self.kernel = os.path.join(self.repo, "kernel.cuh")
         with open(self.kernel, "w") as f:
             f.write("// v1\n")
-        self.git("add", "kernel.cuh")
-        self.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "v1")
-        self.head = subprocess.run([GIT, "-C", self.repo, "rev-parse", "--short", "HEAD"],
-                                   check=True, capture_output=True, text=True).stdout.strip()
-
-    def git(self, *args):
-        subprocess.run([GIT, "-C", self.repo, *args], check=True, capture_output=True)
+        self.head = init_repo(self.repo, ["kernel.cuh"])
 
     def header(self, output):
         env = dict(os.environ)
@@ -102,7 +105,7 @@ class DirtyTreeTest(unittest.TestCase):
         with open(self.kernel, "a") as f:
             f.write("// an edit not yet committed\n")
         self.assertEqual(resolve(self.repo), self.head + "-dirty")
-        self.git("checkout", "--", "kernel.cuh")
+        git(self.repo, "checkout", "--", "kernel.cuh")
         self.assertEqual(resolve(self.repo), self.head)
 
     def test_untracked_file_does_not_make_dirty(self):
