@@ -118,10 +118,8 @@ int run_phases(const PhasesOptions& o) {
 void add_phases_command(CLI::App& app) {
   auto o = std::make_shared<PhasesOptions>();
   auto* cmd = app.add_subcommand("phases", "Where a step's time goes inside its kernels (a -DMHA_PHASE_CLOCK=ON build)");
-  cmd->add_option("--filter", o->filters, kFilterHelp);
-  cmd->add_option("--problem", o->problem_specs,
-                  "Inline problem, e.g. \"batch=1,heads=32,kv_heads=8,keys=32768,partitions=16:cluster8\"");
-  cmd->add_option("--problems", o->problems_file, "JSON problem file ({\"problems\": [...]})");
+  add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file,
+                        "batch=1,heads=32,kv_heads=8,keys=32768,partitions=16:cluster8");
   cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default), separate or cluster");
   cmd->add_option("--steps", o->steps, "Stamped steps per point (the table shows their median)")->check(CLI::Range(1, 1000));
   cmd->add_option("--warmup", o->warmup, "Plain steps before the stamped ones")->check(CLI::Range(0, 100000));

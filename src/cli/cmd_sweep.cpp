@@ -459,9 +459,7 @@ void add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "Verify and time every selected kernel over a problem suite");
   cmd->add_option("--config", o->config, "Config file whose \"suite\" to sweep (and whose hash to record)");
-  cmd->add_option("--filter", o->filters, kFilterHelp);
-  cmd->add_option("--problem", o->problem_specs, "Inline problem (repeatable), e.g. \"batch=8,keys=512:8192\"");
-  cmd->add_option("--problems", o->problems_file, "JSON problem file");
+  add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file, "batch=8,keys=512:8192");
   cmd->add_option("--partitions", o->partitions, "Override partitions: a list \"1:4:16\" or auto");
   cmd->add_option("--rule", o->rule_file, "Partition rule for auto: a `mha-tune select --out-json` file");
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");

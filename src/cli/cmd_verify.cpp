@@ -146,10 +146,8 @@ int run_verify(const VerifyOptions& o) {
 void add_verify_command(CLI::App& app) {
   auto o = std::make_shared<VerifyOptions>();
   auto* cmd = app.add_subcommand("verify", "Check every selected kernel against the reference");
-  cmd->add_option("--filter", o->filters, kFilterHelp);
-  cmd->add_option("--problem", o->problem_specs,
-                  "Inline problem, e.g. \"batch=1,heads=32,kv_heads=8,keys=4097,partitions=1:8\"");
-  cmd->add_option("--problems", o->problems_file, "JSON problem file ({\"problems\": [...]})");
+  add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file,
+                        "batch=1,heads=32,kv_heads=8,keys=4097,partitions=1:8");
   cmd->add_option("--suite", o->suite, "Built-in suite: basic (default) or edge");
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(CLI::NonNegativeNumber);

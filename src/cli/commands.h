@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace mha {
 
@@ -18,6 +19,12 @@ void add_merge_command(CLI::App& app);    // cmd_merge.cpp
 void add_noise_command(CLI::App& app);    // cmd_noise.cpp
 void add_export_command(CLI::App& app);   // cmd_export.cpp
 void add_phases_command(CLI::App& app);   // cmd_phases.cpp
+
+// --filter (kernel globs), --problem (inline specs, repeatable) and --problems (a JSON file):
+// the selection verify, sweep and phases share (selection_options.cpp).
+void add_selection_options(CLI::App* cmd, std::vector<std::string>& filters,
+                           std::vector<std::string>& problem_specs, std::string& problems_file,
+                           const std::string& problem_example);
 
 void set_command_exit(int code);
 int command_exit();
