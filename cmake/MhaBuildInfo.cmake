@@ -2,15 +2,9 @@
 # $MHA_GIT_COMMIT when set, else the enclosing repository's HEAD, "-dirty" when the tree differs
 # from it, else "unknown"), resolved at every build into mha_build_commit.h, and one line of
 # configuration (arch, config, filter, build type).
-# A copy of the tree names its commit through the environment: MHA_GIT_COMMIT=$(git rev-parse
-# --short HEAD); scripts/setup.sh re-configures when it changes.
-include(MhaGitCommit)
-mha_git_commit(MHA_GIT_COMMIT "${PROJECT_SOURCE_DIR}")
-set(MHA_GIT_COMMIT_FROM_ENV "$ENV{MHA_GIT_COMMIT}" CACHE INTERNAL "MHA_GIT_COMMIT at configure time")
-# Re-configure when HEAD moves (a commit or checkout), so the commit stays current.
-if(MHA_GIT_DIR AND EXISTS "${MHA_GIT_DIR}/logs/HEAD")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${MHA_GIT_DIR}/logs/HEAD")
-endif()
+# A copy of the tree names its commit through the environment of the build:
+# MHA_GIT_COMMIT=$(git rev-parse --short HEAD). Nothing about the commit is resolved when
+# configuring, so neither a commit nor a new MHA_GIT_COMMIT needs a re-configure.
 
 # Semicolons would split the compile definition: filters are shown comma-separated.
 string(REPLACE ";" "," _mha_filter_text "${MHA_KERNEL_FILTER}")

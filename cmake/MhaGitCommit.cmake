@@ -3,11 +3,8 @@
 # unpacked inside some other repository) and `git rev-parse` would name an unrelated one. Else
 # `git rev-parse --short HEAD` in SOURCE_DIR, with "-dirty" appended when a tracked file under
 # SOURCE_DIR differs from HEAD (the binary was not built from that commit alone), else "unknown".
-# Also sets MHA_GIT_DIR (the repository's git directory, or "") in the caller, to re-configure
-# when HEAD moves.
 # Works in script mode too (cmake -P), which is how tests/test_build_info.py checks it.
 function(mha_git_commit out_var source_dir)
-  set(MHA_GIT_DIR "" PARENT_SCOPE)
   if(DEFINED ENV{MHA_GIT_COMMIT} AND NOT "$ENV{MHA_GIT_COMMIT}" STREQUAL "")
     set(${out_var} "$ENV{MHA_GIT_COMMIT}" PARENT_SCOPE)
     return()
@@ -30,10 +27,6 @@ function(mha_git_commit out_var source_dir)
       if(NOT _status_rc EQUAL 0 OR _changed)
         string(APPEND _commit "-dirty")
       endif()
-      execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --absolute-git-dir
-                      WORKING_DIRECTORY "${source_dir}"
-                      OUTPUT_VARIABLE _git_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-      set(MHA_GIT_DIR "${_git_dir}" PARENT_SCOPE)
     endif()
   endif()
   set(${out_var} "${_commit}" PARENT_SCOPE)

@@ -126,7 +126,6 @@ mha_setup() {
     cmake -S "$MHA_ROOT" -B "$build_dir" "${gen[@]}" "${args[@]}" || return 1
   elif [[ "$stale" -eq 1 || "$(mha_cached "$build_dir" MHA_CONFIG)" != "$config_abs" ||
           -n "${MHA_CMAKE_ARGS:-}" ||
-          "$(mha_cached "$build_dir" MHA_GIT_COMMIT_FROM_ENV)" != "${MHA_GIT_COMMIT:-}" ||
           "$(mha_cached "$build_dir" MHA_KERNEL_FILTER)" != "$filter" ]]; then
     cmake -S "$MHA_ROOT" -B "$build_dir" "${args[@]}" || return 1
   fi
