@@ -30,9 +30,14 @@ def twin_key(problem):
     return tuple(sorted((k, str(v)) for k, v in problem.items() if k not in LAYOUT_FIELDS))
 
 
+# Traits that follow from the layout rather than choose the tile: a paged kernel may stage its
+# page-table entries in shared memory, so its smem_bytes differs from its contiguous twin's.
+NOT_TILE_TRAITS = ("kv", "smem_bytes")
+
+
 def tile_key(row):
-    """The kernel less its layout: its traits but kv."""
-    return tuple(sorted((k, str(v)) for k, v in row["traits"].items() if k != "kv"))
+    """The kernel less its layout: its traits but kv and what the layout derives."""
+    return tuple(sorted((k, str(v)) for k, v in row["traits"].items() if k not in NOT_TILE_TRAITS))
 
 
 def best_points(rows):
