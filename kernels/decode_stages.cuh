@@ -110,10 +110,22 @@ __device__ __forceinline__ const typename T::MmaElem* stage_q(const DecodeParams
   constexpr int kCpr = T::kChunksPerRow, kDepth = T::kDepth;
   Elem* q_s = reinterpret_cast<Elem*>(smem + DecodeSmemLayout<T>::kQ);
   const Q* q_g = static_cast<const Q*>(p.q) + (static_cast<long long>(b) * p.heads + head0) * kDepth;
-  for (int i = tid; i < T::kBM * kCpr; i += T::kThreads) {
-    const int r = i / kCpr, c = i % kCpr;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (r < rows) v = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
+  // Every load before any store: as a loop over i += threads, ptxas stored the first chunk before
+  // loading the next, two round trips for BM 16 (SASS), on the ramp of every step.
+  constexpr int kChunks = T::kBM * kCpr;
+  constexpr int kPerThread = (kChunks + T::kThreads - 1) / T::kThreads;
+  uint4 loaded[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int i = tid + k * T::kThreads, r = i / kCpr, c = i % kCpr;
+    loaded[k] = make_uint4(0, 0, 0, 0);
+    if (i < kChunks && r < rows) loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int i = tid + k * T::kThreads, r = i / kCpr, c = i % kCpr;
+    if (i >= kChunks) break;
+    uint4 v = loaded[k];
     if constexpr (!std::is_same_v<Q, Elem>) {
       uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
