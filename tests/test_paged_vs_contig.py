@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """scripts/paged_vs_contig.py on a synthetic report: a paged problem pairs with its contiguous twin
 (the same problem but kv, page size and name), on the paged problem's best tile (the same traits
-but kv and the shared memory the layout adds) and against the twin's best tile; page sizes are separate layouts; a paged problem whose
-tile was never timed contiguous is left out; nothing to pair fails, bad arguments are exit 2."""
+but kv and the shared memory the layout adds) and against the twin's best tile; page sizes are
+separate layouts; a paged problem whose tile was never timed contiguous is left out; nothing to
+pair fails, bad arguments are exit 2."""
 
 import os
 import unittest
