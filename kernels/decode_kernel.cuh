@@ -45,17 +45,19 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     phase::decode_exit(p);
     return;
   }
-  const int num_tiles = T::kFault == Fault::kDropLastTile && w.t_end - w.t_begin > 1
-                            ? w.t_end - w.t_begin - 1
-                            : w.t_end - w.t_begin;
+  // A visible range that does not start at key 0 (windows, chunks) places the first tile by the
+  // length: read it now. Otherwise it is read after the first tile's copy has gone out (below).
+  if constexpr (!T::Mask::kVisibleFromZero) block_length<T>(p, w, sequence_length(p, w));
 
   // The K/V copy. Each thread copies the same kLoadsPerThread chunks (rows) of every tile. For a
   // paged cache the page of each row is looked up one tile ahead (look_up_tile), so the
   // page-table reads are in flight during the previous tile's math instead of stalling the copy
   // issue: looked up at issue time, paged steps took 1.2-1.4x the contiguous time
   // (docs/performance.md). Keys past the sequence are zero-filled: their V rows contribute 0 · 0,
-  // never NaN. (Lambdas over the kernel's own registers: as a struct holding a reference to the
-  // parameters, the paged instances compiled to different address arithmetic.)
+  // never NaN. A look-up clamps its key to the table's row (key_cap), not to the length, so the
+  // first tile's look-up need not wait for the length. (Lambdas over the kernel's own registers:
+  // as a struct holding a reference to the parameters, the paged instances compiled to
+  // different address arithmetic.)
   using Elem = typename T::MmaElem;  // what the tensor cores read
   using KvElem = typename T::KvElem;
   using Kv = typename T::KvOperand;
@@ -102,8 +104,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // instructions a tile against 373 contiguous (SASS).
   int next_pages[Kv::kHasLookup ? kLoadsPerThread : 1];
   int next_in_page_bytes[Kv::kHasLookup ? kLoadsPerThread : 1];
-  int page_bytes = 0, page_row_bytes = 0, page_thread_bytes = 0;
+  int page_bytes = 0, page_row_bytes = 0, page_thread_bytes = 0, key_cap = 0;
   if constexpr (Kv::kHasLookup) {
+    key_cap = p.max_pages_per_seq * p.page_size;
     page_bytes = ptx::opaque(Kv::page_stride(p, T::kDepth) * T::kKvElemBytes);
     page_row_bytes = ptx::opaque(Kv::row_stride(p, T::kDepth) * T::kKvElemBytes);
     page_thread_bytes =
@@ -113,7 +116,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) {
-        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, w.n - 1);
+        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_cap - 1);
         next_pages[j] = Kv::lookup(p, w.b, key);
         next_in_page_bytes[j] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
       }
@@ -129,18 +132,22 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // tile (SASS: a 64-bit multiply and a select per row).
   constexpr int kRowsPerLoad = kCopyThreads / kCpr;
   static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
+  // A block's first tile and its run are apart (block_work): the sources are placed at each.
   const KvElem* k_next = k_base;
   const KvElem* v_next = v_base;
-  long long load_stride = 0, tile_stride = 0;
+  long long load_stride = 0, tile_stride = 0, thread_row0 = 0;
   if constexpr (!Kv::kHasLookup) {
     load_stride = ptx::opaque(kRowsPerLoad * Kv::key_stride(p, T::kDepth));
     tile_stride = ptx::opaque(kBN * Kv::key_stride(p, T::kDepth));
-    const long long first = ptx::opaque(Kv::row_offset(p, w.b, copy_row0 + copy_tid / kCpr, kv_head, T::kDepth) +
-                                        copy_tid % kCpr * kChunkElems) +
-                            static_cast<long long>(w.t_begin) * tile_stride;
-    k_next = k_base + first;
-    v_next = v_base + first;
+    thread_row0 = ptx::opaque(Kv::row_offset(p, w.b, copy_row0 + copy_tid / kCpr, kv_head, T::kDepth) +
+                              copy_tid % kCpr * kChunkElems);
   }
+  auto point_sources_at = [&](int tile) {
+    if constexpr (!Kv::kHasLookup) {
+      k_next = k_base + thread_row0 + static_cast<long long>(tile) * tile_stride;
+      v_next = v_base + thread_row0 + static_cast<long long>(tile) * tile_stride;
+    }
+  };
   // fp8 tiles that the columns math reads with ldmatrix are swizzled too (fp8_swizzled_bytes).
   // A thread's rows step by kRowsPerLoad: a multiple of the swizzle's 8-row period, or half a
   // period (a warp column's 32 copiers at d128: 4 rows), which flips the same chunk bit in every
@@ -163,11 +170,12 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     else
       return fp8_swizzled_bytes<kCpr>(r, c);
   };
-  // Issues one tile's copies. Every tile but a sequence's last lies wholly before its end
-  // (kChecked false): its copies need no per-row test. In the last, rows past the end read the
-  // cache's first row with a source size of 0 (zero-filled): their V rows contribute 0 · 0,
-  // never NaN. Tiles are issued in order, so the contiguous sources advance here.
-  auto issue_tile = [&](int tile, int stage, auto checked) {
+  // Issues one tile's copies of the keys below `limit` (the length; for the early first tile, the
+  // contiguous slot's max_keys). Every tile but a sequence's last lies wholly below it (kChecked
+  // false): its copies need no per-row test. In the last, rows past it read the cache's first
+  // row with a source size of 0 (zero-filled): their V rows contribute 0 · 0, never NaN. Tiles
+  // are issued in order, so the contiguous sources advance here.
+  auto issue_tile = [&](int tile, int stage, int limit, auto checked) {
     constexpr bool kChecked = decltype(checked)::value;
     unsigned char* k_s = k_stage(stage);
     unsigned char* v_s = v_stage(stage);
@@ -175,11 +183,12 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     for (int j = 0; j < kLoadsPerThread; ++j) {
       const int i = copy_tid + j * kCopyThreads;
       const int r = copy_row0 + i / kCpr, c = i % kCpr;
-      const bool in_range = !kChecked || tile * kBN + r < w.n;
+      const bool in_range = !kChecked || tile * kBN + r < limit;
       const void* k_src;
       const void* v_src;
       if constexpr (Kv::kHasLookup) {
-        const long long off = ptx::mul_wide(next_pages[j], page_bytes) + next_in_page_bytes[j];
+        // Past the end the entry may be unset (-1): the zero-filled copy reads the cache's start.
+        const long long off = in_range ? ptx::mul_wide(next_pages[j], page_bytes) + next_in_page_bytes[j] : 0;
         k_src = reinterpret_cast<const unsigned char*>(k_base) + off;
         v_src = reinterpret_cast<const unsigned char*>(v_base) + off;
       } else {
@@ -195,30 +204,91 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       v_next += tile_stride;
     }
   };
-  auto issue = [&](int tile, int stage) {
-    if ((tile + 1) * kBN <= w.n)
-      issue_tile(tile, stage, std::false_type{});
+  auto issue = [&](int tile, int stage, int limit) {
+    if ((tile + 1) * kBN <= limit)
+      issue_tile(tile, stage, limit, std::false_type{});
     else
-      issue_tile(tile, stage, std::true_type{});
+      issue_tile(tile, stage, limit, std::true_type{});
+  };
+  // The prologue's copies test every row (a few instructions, once a step): with both forms
+  // inlined at each of its issue sites the prologue's code doubled (SASS).
+  auto issue_checked = [&](int tile, int stage, int limit) {
+    issue_tile(tile, stage, limit, std::true_type{});
   };
 
-  // Start the pipeline first so the K/V loads overlap the Q load.
+  // Start the pipeline first so the K/V loads overlap the Q load. With fixed partitions and a
+  // mask visible from key 0 a block's first tile is known before its length (block_work), so its
+  // copy (contiguous: every row of the tile within the sequence's max_keys slot, whatever the
+  // length) or its page look-up (paged: the copy waits for the length, since entries past it may
+  // be unset) goes out first; the length's load goes out next and is used only once the Q rows
+  // are staged. The first copy, the Q rows and the length then travel in one round trip, where the
+  // length was a dependent load before the first copy of every step (0.1-0.2 us on short steps,
+  // run 66; with Q staged after the length nothing was gained, run 68). Stage s holds the block's
+  // tile s; other paths (plans, windows) know every tile here and issue the prologue at once.
+  // (A paged batch whose table has no column, every length 0, looks nothing up.)
+  const bool first_tile_early =
+      T::Mask::kVisibleFromZero && p.work == nullptr && (!Kv::kHasLookup || key_cap > 0);
+  auto count_tiles = [&]() {
+    return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
+  };
+  auto issue_prologue = [&](int from_stage, int known_tiles) {
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < num_tiles) {
-      look_up_tile(w.t_begin + s);
-      issue(w.t_begin + s, s);
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < from_stage) continue;
+      if (s < known_tiles) {
+        if (s > 0 || !first_tile_early) look_up_tile(w.tile(s));
+        if (s == 0) point_sources_at(w.first_tile);
+        issue_checked(w.tile(s), s, w.n);
+        if (s == 0) point_sources_at(w.run_begin);  // the later issues step through the run
+      }
+      ptx::cp_async_commit();
     }
-    ptx::cp_async_commit();
+  };
+  if (first_tile_early) {
+    look_up_tile(w.first_tile);
+    if constexpr (!Kv::kHasLookup) {
+      point_sources_at(w.first_tile);
+      issue_checked(w.first_tile, 0, p.max_keys);
+      ptx::cp_async_commit();
+    }
+  } else {
+    issue_prologue(0, count_tiles());
   }
-  if (kStages - 1 < num_tiles) look_up_tile(w.t_begin + kStages - 1);
-
+  const int seq_len = T::Mask::kVisibleFromZero ? sequence_length(p, w) : w.n;
   // Heads on the MMA rows (decode_stages.cuh) or, for WM = 8, on its columns
   // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
   using Math = std::conditional_t<T::kHeadsAsColumns, ColumnsMath<T>, RowsMath<T>>;
   Math math;
   math.start(p, smem, w.b, head0, rows, tid, warp_m, lane);
   const ScoreScaling scaling = score_scaling<T>(p, kv_head);
+  if constexpr (T::Mask::kVisibleFromZero) block_length<T>(p, w, seq_len);
+  const int num_tiles = count_tiles();
+  if (first_tile_early) {
+    if constexpr (!Kv::kHasLookup) point_sources_at(w.run_begin);
+    issue_prologue(Kv::kHasLookup ? 0 : 1, num_tiles);
+  }
+  if (kStages - 1 < num_tiles) look_up_tile(w.run_tile(kStages - 1));
+  // The early contiguous copy read the rows past the length too (stale cache rows, perhaps not
+  // finite: the tests poison them with NaN). Only the sequence's last tile has such rows, and it
+  // is a first tile only when the sequence has at most P tiles: then, once it has landed, each
+  // thread zeroes the chunks it copied there, so the stage holds what a checked copy would have
+  // left.
+  if constexpr (!Kv::kHasLookup) {
+    if (first_tile_early && w.num_tiles > 0 && (w.first_tile + 1) * kBN > w.n) {
+      ptx::cp_async_wait<kStages - 2>();  // this thread's copies of stage 0 have landed
+#pragma unroll
+      for (int j = 0; j < kLoadsPerThread; ++j) {
+        const int i = copy_tid + j * kCopyThreads;
+        const int r = copy_row0 + i / kCpr, c = i % kCpr;
+        if (w.first_tile * kBN + r >= w.n) {
+          const int at = T::kFp8InRegisters ? fp8_stage_offset(j, r, c) : stage_offset(r, c);
+          ptx::st_shared_zero_16(k_stage(0) + at);
+          ptx::st_shared_zero_16(v_stage(0) + at);
+        }
+      }
+    }
+  }
+
   Elem* k_converted = reinterpret_cast<Elem*>(smem + Layout::kConvert);
   Elem* v_converted = k_converted + kBN * T::kDepth;
   const int warp_key0 = warp_n * kWN;  // this warp's first key within a tile
@@ -232,8 +302,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     wait_for_pipeline();  // tile `it` has landed for every copier; stage (it-1) is free to refill
     if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
-      issue(w.t_begin + it + kStages - 1, write_stage);
-      if (it + kStages < num_tiles) look_up_tile(w.t_begin + it + kStages);
+      issue(w.run_tile(it + kStages - 1), write_stage, w.n);
+      if (it + kStages < num_tiles) look_up_tile(w.run_tile(it + kStages));
     }
     ptx::cp_async_commit();
     write_stage = next_stage(write_stage);
@@ -248,7 +318,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       v_s = v_converted;
     }
     read_stage = next_stage(read_stage);
-    const int tile_key0 = (w.t_begin + it) * kBN;
+    const int tile_key0 = w.tile(it) * kBN;
 
     math.fold(smem, k_s, v_s, tile_key0 + warp_key0, warp_key0, w, scaling, warp_m, warp_n, lane);
   }

@@ -61,16 +61,26 @@ __device__ __forceinline__ int fp8_swizzled_bytes(int r, int c) {
   return (r * kChunksPerRow + mixed) * 16;
 }
 
-// This block's key tiles [t_begin, t_end) of sequence b: chunk `part` of `chunks`, n keys of
-// which [key_lo, n) are visible; head h's partial for this chunk is row
-// partial_base + h * chunks + part.
+// This block's key tiles of sequence b: num_tiles tiles, first_tile and then the run run_begin,
+// run_begin + 1, ...; chunk `part` of `chunks`, n keys of which [key_lo, n) are visible; head h's
+// partial for this chunk is row partial_base + h * chunks + part.
 struct BlockWork {
-  int b, part, chunks, t_begin, t_end, n, key_lo;
+  int b, part, chunks, first_tile, run_begin, num_tiles, n, key_lo;
   long long partial_base;
+  // The block's tile `it`: the first, then the run.
+  __device__ __forceinline__ int tile(int it) const { return it == 0 ? first_tile : run_tile(it); }
+  // The block's tile `it` for it >= 1 (the run), without the select.
+  __device__ __forceinline__ int run_tile(int it) const { return run_begin + it - 1; }
 };
 
-// A plan says what each block reads; otherwise the visible tiles split evenly over the
-// partitions (extra partitions are empty). False: the block is past this step's plan.
+// A plan says what each block reads: one run of tiles (first_tile, then the rest of it). Fixed
+// partitions split the T visible tiles so that partition `part`'s first tile is visible tile
+// `part`, and its others are a 1/P share of tiles P .. T - 1, contiguous. The first tile is then
+// known before the sequence's length whenever the visible range starts at key 0, so the kernel
+// starts its copy while the length is in flight (decode_kernel.cuh), and the rest of a partition
+// streams one run, as before (run 69: with every tile interleaved, k, k + P, ..., long steps and
+// paged look-ups lost 1-13%). block_work sets what is known without the length (with a plan:
+// everything); block_length the rest. False: the block is past this step's plan.
 template <class T>
 __device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) {
   if (p.work != nullptr) {
@@ -79,23 +89,42 @@ __device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) 
     w.b = item.seq;
     w.part = item.chunk;
     w.chunks = item.chunks;
-    w.t_begin = item.tile_begin;
-    w.t_end = item.tile_end;
+    w.first_tile = item.tile_begin;
+    w.run_begin = item.tile_begin + 1;
+    w.num_tiles = item.tile_end - item.tile_begin;
     w.n = item.seq_len;
+    w.key_lo = T::Mask::visible_begin(w.n, p);
     w.partial_base = static_cast<long long>(item.first_partial) * p.heads;
   } else {
     w.b = blockIdx.z;
     w.part = blockIdx.x;
     w.chunks = p.partitions;
-    w.n = p.seq_lens[w.b];
-    const int tile_lo = T::Mask::visible_begin(w.n, p) / T::kBN;
-    const int tile_count = max(0, (w.n + T::kBN - 1) / T::kBN - tile_lo);
-    w.t_begin = tile_lo + static_cast<int>(static_cast<long long>(w.part) * tile_count / w.chunks);
-    w.t_end = tile_lo + static_cast<int>(static_cast<long long>(w.part + 1) * tile_count / w.chunks);
+    w.first_tile = w.part;  // plus the first visible tile, which block_length adds
     w.partial_base = static_cast<long long>(w.b) * p.heads * w.chunks;
   }
-  w.key_lo = T::Mask::visible_begin(w.n, p);
   return true;
+}
+
+// The sequence's length: a load for fixed partitions (issued by the caller early, used late),
+// the plan item's otherwise.
+__device__ __forceinline__ int sequence_length(const DecodeParams& p, const BlockWork& w) {
+  return p.work == nullptr ? p.seq_lens[w.b] : w.n;
+}
+
+// Fixed partitions: the sequence's length n, its visible range and this partition's tiles.
+template <class T>
+__device__ __forceinline__ void block_length(const DecodeParams& p, BlockWork& w, int n) {
+  if (p.work != nullptr) return;
+  w.n = n;
+  w.key_lo = T::Mask::visible_begin(w.n, p);
+  const int tile_lo = w.key_lo / T::kBN;
+  const int tile_count = max(0, (w.n + T::kBN - 1) / T::kBN - tile_lo);
+  const long long rest = max(0, tile_count - w.chunks);  // the tiles after the P first ones
+  const int run_lo = tile_lo + w.chunks;
+  w.first_tile = tile_lo + w.part;
+  w.run_begin = run_lo + static_cast<int>(w.part * rest / w.chunks);
+  const int run_end = run_lo + static_cast<int>((w.part + 1) * rest / w.chunks);
+  w.num_tiles = (w.part < tile_count ? 1 : 0) + run_end - w.run_begin;
 }
 
 // The block's Q rows into shared memory (rows past the group are zeros), swizzled for ldmatrix.

@@ -25,19 +25,24 @@ __host__ __device__ inline bool key_visible(MaskKind kind, int key, int n, int w
   return false;
 }
 
+// kVisibleFromZero: the visible range starts at key 0 whatever the length, so a block's first
+// tile is known before the length (decode_kernel.cuh starts its copy early).
 struct NullMask {
   static constexpr MaskKind kKind = MaskKind::kNull;
+  static constexpr bool kVisibleFromZero = true;
   __host__ __device__ static inline int visible_begin(int, const DecodeParams&) { return 0; }
 };
 
 // One query at the last position sees every key: causal equals null for decode.
 struct CausalMask {
   static constexpr MaskKind kKind = MaskKind::kCausal;
+  static constexpr bool kVisibleFromZero = true;
   __host__ __device__ static inline int visible_begin(int, const DecodeParams&) { return 0; }
 };
 
 struct SlidingWindowMask {
   static constexpr MaskKind kKind = MaskKind::kWindow;
+  static constexpr bool kVisibleFromZero = false;
   __host__ __device__ static inline int visible_begin(int n, const DecodeParams& p) {
     const int begin = n - p.window;
     return begin > 0 ? begin : 0;
@@ -46,6 +51,7 @@ struct SlidingWindowMask {
 
 struct ChunkedMask {
   static constexpr MaskKind kKind = MaskKind::kChunked;
+  static constexpr bool kVisibleFromZero = false;
   __host__ __device__ static inline int visible_begin(int n, const DecodeParams& p) {
     return n > 0 ? ((n - 1) / p.chunk) * p.chunk : 0;
   }

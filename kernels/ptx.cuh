@@ -20,6 +20,11 @@ __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem_dst)),
                "l"(gmem_src), "r"(src_bytes));
 }
+// Writes 16 zero bytes to shared memory; an asm statement, so it stays after the cp.async wait
+// that lets it overwrite a landed copy.
+__device__ __forceinline__ void st_shared_zero_16(void* smem_dst) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(smem_addr(smem_dst)), "r"(0u) : "memory");
+}
 // Programmatic dependent launch (sm_90): the decode kernel lets the reduce launch early; the
 // reduce waits for the decode grid's completion and memory before it reads the partials. Both
 // are no-ops without the launch attribute, and compile to nothing below sm_90.
