@@ -23,6 +23,7 @@
 #include "kv_operand.cuh"
 #include "masks.cuh"
 #include "online_softmax.cuh"
+#include "partition_tiles.cuh"
 #include "ptx.cuh"
 
 namespace mha {
@@ -119,12 +120,10 @@ __device__ __forceinline__ void block_length(const DecodeParams& p, BlockWork& w
   w.key_lo = T::Mask::visible_begin(w.n, p);
   const int tile_lo = w.key_lo / T::kBN;
   const int tile_count = max(0, (w.n + T::kBN - 1) / T::kBN - tile_lo);
-  const long long rest = max(0, tile_count - w.chunks);  // the tiles after the P first ones
-  const int run_lo = tile_lo + w.chunks;
-  w.first_tile = tile_lo + w.part;
-  w.run_begin = run_lo + static_cast<int>(w.part * rest / w.chunks);
-  const int run_end = run_lo + static_cast<int>((w.part + 1) * rest / w.chunks);
-  w.num_tiles = (w.part < tile_count ? 1 : 0) + run_end - w.run_begin;
+  const PartitionTiles own = partition_tiles(tile_count, w.chunks, w.part);
+  w.first_tile = tile_lo + own.first;
+  w.run_begin = tile_lo + own.run_begin;
+  w.num_tiles = own.count;
 }
 
 // The block's Q rows into shared memory (rows past the group are zeros), swizzled for ldmatrix.
