@@ -255,17 +255,26 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     issue_prologue(0, count_tiles());
   }
   const int seq_len = T::Mask::kVisibleFromZero ? sequence_length(p, w) : w.n;
+  // Paged caches: the copies need the length (entries past it may be unset) and, in main's order,
+  // go out before Q is staged, so Q's round trip overlaps theirs instead of preceding them.
+  constexpr bool kPagedCopiesFirst = Kv::kHasLookup && T::Mask::kVisibleFromZero;
+  if constexpr (kPagedCopiesFirst) {
+    block_length<T>(p, w, seq_len);
+    if (first_tile_early) issue_prologue(0, count_tiles());
+  }
   // Heads on the MMA rows (decode_stages.cuh) or, for WM = 8, on its columns
   // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
   using Math = std::conditional_t<T::kHeadsAsColumns, ColumnsMath<T>, RowsMath<T>>;
   Math math;
   math.start(p, smem, w.b, head0, rows, tid, warp_m, lane);
   const ScoreScaling scaling = score_scaling<T>(p, kv_head);
-  if constexpr (T::Mask::kVisibleFromZero) block_length<T>(p, w, seq_len);
+  if constexpr (T::Mask::kVisibleFromZero && !kPagedCopiesFirst) block_length<T>(p, w, seq_len);
   const int num_tiles = count_tiles();
-  if (first_tile_early) {
-    if constexpr (!Kv::kHasLookup) point_sources_at(w.run_begin);
-    issue_prologue(Kv::kHasLookup ? 0 : 1, num_tiles);
+  if constexpr (!Kv::kHasLookup) {
+    if (first_tile_early) {
+      point_sources_at(w.run_begin);
+      issue_prologue(1, num_tiles);
+    }
   }
   if (kStages - 1 < num_tiles) look_up_tile(w.run_tile(kStages - 1));
   // The early contiguous copy read the rows past the length too (stale cache rows, perhaps not
