@@ -45,19 +45,19 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     phase::decode_exit(p);
     return;
   }
-  // A visible range that does not start at key 0 (windows, chunks) places the first tile by the
-  // length: read it now. Otherwise it is read after the first tile's copy has gone out (below).
-  if constexpr (!T::Mask::kVisibleFromZero) block_length<T>(p, w, sequence_length(p, w));
+  // Contiguous caches under null/causal masks read the length after their first tile's copy has
+  // gone out (below). Everything else reads it now: a window or chunk places the first tile by
+  // it, and a paged cache's copies need it (entries past it may be unset).
+  constexpr bool kFirstTileEarly = first_tile_before_length<T>();
+  if constexpr (!kFirstTileEarly) block_length<T>(p, w, sequence_length(p, w));
 
   // The K/V copy. Each thread copies the same kLoadsPerThread chunks (rows) of every tile. For a
   // paged cache the page of each row is looked up one tile ahead (look_up_tile), so the
   // page-table reads are in flight during the previous tile's math instead of stalling the copy
   // issue: looked up at issue time, paged steps took 1.2-1.4x the contiguous time
   // (docs/performance.md). Keys past the sequence are zero-filled: their V rows contribute 0 · 0,
-  // never NaN. A look-up clamps its key to the table's row (key_cap), not to the length, so the
-  // first tile's look-up need not wait for the length. (Lambdas over the kernel's own registers:
-  // as a struct holding a reference to the parameters, the paged instances compiled to
-  // different address arithmetic.)
+  // never NaN. (Lambdas over the kernel's own registers: as a struct holding a reference to the
+  // parameters, the paged instances compiled to different address arithmetic.)
   using Elem = typename T::MmaElem;  // what the tensor cores read
   using KvElem = typename T::KvElem;
   using Kv = typename T::KvOperand;
@@ -104,9 +104,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // instructions a tile against 373 contiguous (SASS).
   int next_pages[Kv::kHasLookup ? kLoadsPerThread : 1];
   int next_in_page_bytes[Kv::kHasLookup ? kLoadsPerThread : 1];
-  int page_bytes = 0, page_row_bytes = 0, page_thread_bytes = 0, key_cap = 0;
+  int page_bytes = 0, page_row_bytes = 0, page_thread_bytes = 0;
   if constexpr (Kv::kHasLookup) {
-    key_cap = p.max_pages_per_seq * p.page_size;
     page_bytes = ptx::opaque(Kv::page_stride(p, T::kDepth) * T::kKvElemBytes);
     page_row_bytes = ptx::opaque(Kv::row_stride(p, T::kDepth) * T::kKvElemBytes);
     page_thread_bytes =
@@ -116,7 +115,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) {
-        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_cap - 1);
+        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, w.n - 1);
         next_pages[j] = Kv::lookup(p, w.b, key);
         next_in_page_bytes[j] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
       }
@@ -187,8 +186,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       const void* k_src;
       const void* v_src;
       if constexpr (Kv::kHasLookup) {
-        // Past the end the entry may be unset (-1): the zero-filled copy reads the cache's start.
-        const long long off = in_range ? ptx::mul_wide(next_pages[j], page_bytes) + next_in_page_bytes[j] : 0;
+        const long long off = ptx::mul_wide(next_pages[j], page_bytes) + next_in_page_bytes[j];
         k_src = reinterpret_cast<const unsigned char*>(k_base) + off;
         v_src = reinterpret_cast<const unsigned char*>(v_base) + off;
       } else {
@@ -210,24 +208,21 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     else
       issue_tile(tile, stage, limit, std::true_type{});
   };
-  // The prologue's copies test every row (a few instructions, once a step): with both forms
-  // inlined at each of its issue sites the prologue's code doubled (SASS).
   auto issue_checked = [&](int tile, int stage, int limit) {
     issue_tile(tile, stage, limit, std::true_type{});
   };
 
-  // Start the pipeline first so the K/V loads overlap the Q load. With fixed partitions and a
-  // mask visible from key 0 a block's first tile is known before its length (block_work), so its
-  // copy (contiguous: every row of the tile within the sequence's max_keys slot, whatever the
-  // length) or its page look-up (paged: the copy waits for the length, since entries past it may
-  // be unset) goes out first; the length's load goes out next and is used only once the Q rows
+  // Start the pipeline first so the K/V loads overlap the Q load. On the early path (fixed
+  // partitions, a contiguous cache, a mask visible from key 0) a block's first tile is known
+  // before its length (block_work), and every row of it lies within the sequence's max_keys slot,
+  // so its copy goes out first; the length's load goes out next and is used only once the Q rows
   // are staged. The first copy, the Q rows and the length then travel in one round trip, where the
   // length was a dependent load before the first copy of every step (0.1-0.2 us on short steps,
-  // run 66; with Q staged after the length nothing was gained, run 68). Stage s holds the block's
-  // tile s; other paths (plans, windows) know every tile here and issue the prologue at once.
-  // (A paged batch whose table has no column, every length 0, looks nothing up.)
-  const bool first_tile_early =
-      T::Mask::kVisibleFromZero && p.work == nullptr && (!Kv::kHasLookup || key_cap > 0);
+  // run 66; with Q staged after the length nothing was gained, run 68). Paged caches keep the
+  // length first and their copies before Q (run 70: the early look-up and the split of
+  // first_tile_before_length cost paged steps up to 2%). Stage s holds the block's tile s; other
+  // paths (plans, windows, paged caches) know every tile here and issue the prologue at once.
+  const bool first_tile_early = kFirstTileEarly && p.work == nullptr;
   auto count_tiles = [&]() {
     return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
   };
@@ -236,45 +231,38 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < from_stage) continue;
       if (s < known_tiles) {
-        if (s > 0 || !first_tile_early) look_up_tile(w.tile(s));
+        look_up_tile(w.tile(s));
         if (s == 0) point_sources_at(w.first_tile);
-        issue_checked(w.tile(s), s, w.n);
-        if (s == 0) point_sources_at(w.run_begin);  // the later issues step through the run
+        // The early path's prologue tests every row (a few instructions, once a step): with both
+        // forms inlined at each of its issue sites its code doubled (SASS).
+        if constexpr (kFirstTileEarly)
+          issue_checked(w.tile(s), s, w.n);
+        else
+          issue(w.tile(s), s, w.n);
+        if (s == 0) point_sources_at(w.run_begin);  // the run may lie apart from the first tile
       }
       ptx::cp_async_commit();
     }
   };
   if (first_tile_early) {
-    look_up_tile(w.first_tile);
-    if constexpr (!Kv::kHasLookup) {
-      point_sources_at(w.first_tile);
-      issue_checked(w.first_tile, 0, p.max_keys);
-      ptx::cp_async_commit();
-    }
+    point_sources_at(w.first_tile);
+    issue_checked(w.first_tile, 0, p.max_keys);
+    ptx::cp_async_commit();
   } else {
     issue_prologue(0, count_tiles());
   }
-  const int seq_len = T::Mask::kVisibleFromZero ? sequence_length(p, w) : w.n;
-  // Paged caches: the copies need the length (entries past it may be unset) and, in main's order,
-  // go out before Q is staged, so Q's round trip overlaps theirs instead of preceding them.
-  constexpr bool kPagedCopiesFirst = Kv::kHasLookup && T::Mask::kVisibleFromZero;
-  if constexpr (kPagedCopiesFirst) {
-    block_length<T>(p, w, seq_len);
-    if (first_tile_early) issue_prologue(0, count_tiles());
-  }
+  const int seq_len = kFirstTileEarly ? sequence_length(p, w) : w.n;
   // Heads on the MMA rows (decode_stages.cuh) or, for WM = 8, on its columns
   // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
   using Math = std::conditional_t<T::kHeadsAsColumns, ColumnsMath<T>, RowsMath<T>>;
   Math math;
   math.start(p, smem, w.b, head0, rows, tid, warp_m, lane);
   const ScoreScaling scaling = score_scaling<T>(p, kv_head);
-  if constexpr (T::Mask::kVisibleFromZero && !kPagedCopiesFirst) block_length<T>(p, w, seq_len);
+  if constexpr (kFirstTileEarly) block_length<T>(p, w, seq_len);
   const int num_tiles = count_tiles();
-  if constexpr (!Kv::kHasLookup) {
-    if (first_tile_early) {
-      point_sources_at(w.run_begin);
-      issue_prologue(1, num_tiles);
-    }
+  if (first_tile_early) {
+    point_sources_at(w.run_begin);
+    issue_prologue(1, num_tiles);
   }
   if (kStages - 1 < num_tiles) look_up_tile(w.run_tile(kStages - 1));
   // The early contiguous copy read the rows past the length too (stale cache rows, perhaps not
@@ -282,7 +270,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // is a first tile only when the sequence has at most P tiles: then, once it has landed, each
   // thread zeroes the chunks it copied there, so the stage holds what a checked copy would have
   // left.
-  if constexpr (!Kv::kHasLookup) {
+  if constexpr (kFirstTileEarly) {
     if (first_tile_early && w.num_tiles > 0 && (w.first_tile + 1) * kBN > w.n) {
       ptx::cp_async_wait<kStages - 2>();  // this thread's copies of stage 0 have landed
 #pragma unroll

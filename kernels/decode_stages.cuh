@@ -74,14 +74,21 @@ struct BlockWork {
   __device__ __forceinline__ int run_tile(int it) const { return run_begin + it - 1; }
 };
 
-// A plan says what each block reads: one run of tiles (first_tile, then the rest of it). Fixed
-// partitions split the T visible tiles so that partition `part`'s first tile is visible tile
-// `part`, and its others are a 1/P share of tiles P .. T - 1, contiguous. The first tile is then
-// known before the sequence's length whenever the visible range starts at key 0, so the kernel
-// starts its copy while the length is in flight (decode_kernel.cuh), and the rest of a partition
-// streams one run, as before (run 69: with every tile interleaved, k, k + P, ..., long steps and
-// paged look-ups lost 1-13%). block_work sets what is known without the length (with a plan:
-// everything); block_length the rest. False: the block is past this step's plan.
+// Whether a block's first tile is known before its sequence's length: contiguous caches under
+// masks visible from key 0 (null, causal). Their fixed partitions split the T visible tiles so
+// that partition `part`'s first tile is visible tile `part` and its others a contiguous 1/P share
+// of tiles P .. T - 1 (partition_tiles_first_apart), so the kernel starts the first copy while the
+// length is in flight (decode_kernel.cuh). Paged caches keep one run per partition: with this
+// split and the early look-up their steps lost up to 2% (run 70), and with every tile
+// interleaved (k, k + P, ...) long steps and paged look-ups lost 1-13% (run 69).
+template <class T>
+constexpr bool first_tile_before_length() {
+  return T::Mask::kVisibleFromZero && !T::KvOperand::kHasLookup;
+}
+
+// A plan says what each block reads: one run of tiles (first_tile, then the rest of it).
+// block_work sets what is known without the length (with a plan: everything); block_length the
+// rest. False: the block is past this step's plan.
 template <class T>
 __device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) {
   if (p.work != nullptr) {
@@ -100,7 +107,7 @@ __device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) 
     w.b = blockIdx.z;
     w.part = blockIdx.x;
     w.chunks = p.partitions;
-    w.first_tile = w.part;  // plus the first visible tile, which block_length adds
+    if constexpr (first_tile_before_length<T>()) w.first_tile = w.part;  // visible from key 0
     w.partial_base = static_cast<long long>(w.b) * p.heads * w.chunks;
   }
   return true;
@@ -120,7 +127,9 @@ __device__ __forceinline__ void block_length(const DecodeParams& p, BlockWork& w
   w.key_lo = T::Mask::visible_begin(w.n, p);
   const int tile_lo = w.key_lo / T::kBN;
   const int tile_count = max(0, (w.n + T::kBN - 1) / T::kBN - tile_lo);
-  const PartitionTiles own = partition_tiles(tile_count, w.chunks, w.part);
+  const PartitionTiles own = first_tile_before_length<T>()
+                                 ? partition_tiles_first_apart(tile_count, w.chunks, w.part)
+                                 : partition_tiles_one_run(tile_count, w.chunks, w.part);
   w.first_tile = tile_lo + own.first;
   w.run_begin = tile_lo + own.run_begin;
   w.num_tiles = own.count;
