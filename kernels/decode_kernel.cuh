@@ -231,15 +231,15 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < from_stage) continue;
       if (s < known_tiles) {
-        look_up_tile(w.tile(s));
+        look_up_tile(block_tile<T>(w, s));
         if (s == 0) point_sources_at(w.first_tile);
         // The early path's prologue tests every row (a few instructions, once a step): with both
         // forms inlined at each of its issue sites its code doubled (SASS).
         if constexpr (kFirstTileEarly)
-          issue_checked(w.tile(s), s, w.n);
+          issue_checked(block_tile<T>(w, s), s, w.n);
         else
-          issue(w.tile(s), s, w.n);
-        if (s == 0) point_sources_at(w.run_begin);  // the run may lie apart from the first tile
+          issue(block_tile<T>(w, s), s, w.n);
+        if (s == 0) point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
       }
       ptx::cp_async_commit();
     }
@@ -261,10 +261,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   if constexpr (kFirstTileEarly) block_length<T>(p, w, seq_len);
   const int num_tiles = count_tiles();
   if (first_tile_early) {
-    point_sources_at(w.run_begin);
+    point_sources_at(block_run_tile<T>(w, 1));
     issue_prologue(1, num_tiles);
   }
-  if (kStages - 1 < num_tiles) look_up_tile(w.run_tile(kStages - 1));
+  if (kStages - 1 < num_tiles) look_up_tile(block_run_tile<T>(w, kStages - 1));
   // The early contiguous copy read the rows past the length too (stale cache rows, perhaps not
   // finite: the tests poison them with NaN). Only the sequence's last tile has such rows, and it
   // is a first tile only when the sequence has at most P tiles: then, once it has landed, each
@@ -299,8 +299,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     wait_for_pipeline();  // tile `it` has landed for every copier; stage (it-1) is free to refill
     if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
-      issue(w.run_tile(it + kStages - 1), write_stage, w.n);
-      if (it + kStages < num_tiles) look_up_tile(w.run_tile(it + kStages));
+      issue(block_run_tile<T>(w, it + kStages - 1), write_stage, w.n);
+      if (it + kStages < num_tiles) look_up_tile(block_run_tile<T>(w, it + kStages));
     }
     ptx::cp_async_commit();
     write_stage = next_stage(write_stage);
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       v_s = v_converted;
     }
     read_stage = next_stage(read_stage);
-    const int tile_key0 = w.tile(it) * kBN;
+    const int tile_key0 = block_tile<T>(w, it) * kBN;
 
     math.fold(smem, k_s, v_s, tile_key0 + warp_key0, warp_key0, w, scaling, warp_m, warp_n, lane);
   }
