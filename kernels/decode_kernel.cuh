@@ -202,11 +202,11 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       v_next += tile_stride;
     }
   };
-  auto issue = [&](int tile, int stage, int limit) {
-    if ((tile + 1) * kBN <= limit)
-      issue_tile(tile, stage, limit, std::false_type{});
+  auto issue = [&](int tile, int stage) {
+    if ((tile + 1) * kBN <= w.n)
+      issue_tile(tile, stage, w.n, std::false_type{});
     else
-      issue_tile(tile, stage, limit, std::true_type{});
+      issue_tile(tile, stage, w.n, std::true_type{});
   };
   auto issue_checked = [&](int tile, int stage, int limit) {
     issue_tile(tile, stage, limit, std::true_type{});
@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
         if constexpr (kFirstTileEarly)
           issue_checked(block_tile<T>(w, s), s, w.n);
         else
-          issue(block_tile<T>(w, s), s, w.n);
+          issue(block_tile<T>(w, s), s);
         if (s == 0) point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
       }
       ptx::cp_async_commit();
@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     wait_for_pipeline();  // tile `it` has landed for every copier; stage (it-1) is free to refill
     if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
-      issue(block_run_tile<T>(w, it + kStages - 1), write_stage, w.n);
+      issue(block_run_tile<T>(w, it + kStages - 1), write_stage);
       if (it + kStages < num_tiles) look_up_tile(block_run_tile<T>(w, it + kStages));
     }
     ptx::cp_async_commit();
