@@ -45,9 +45,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     phase::decode_exit(p);
     return;
   }
-  // Contiguous caches under null/causal masks read the length after their first tile's copy has
-  // gone out (below). Everything else reads it now: a window or chunk places the first tile by
-  // it, and a paged cache's copies need it (entries past it may be unset).
+  // Under null/causal masks the length is read after the first tile's copy (contiguous) or page
+  // look-up (paged) has gone out (below). Windows and chunks read it now: they place the first
+  // tile by it.
   constexpr bool kFirstTileEarly = first_tile_before_length<T>();
   if constexpr (!kFirstTileEarly) block_length<T>(p, w, sequence_length(p, w));
 
@@ -111,11 +111,13 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     page_thread_bytes =
         ptx::opaque((Kv::head_offset(p, kv_head, T::kDepth) + copy_tid % kCpr * kChunkElems) * T::kKvElemBytes);
   }
-  auto look_up_tile = [&](int tile) {
+  // Keys from key_end on look up key_end - 1 (the length, or for the early first tile the table's
+  // row, key_cap: entries past the length may be unset, drop_entries_past_length).
+  auto look_up_tile = [&](int tile, int key_end) {
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) {
-        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, w.n - 1);
+        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_end - 1);
         next_pages[j] = Kv::lookup(p, w.b, key);
         next_in_page_bytes[j] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
       }
@@ -213,16 +215,19 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   };
 
   // Start the pipeline first so the K/V loads overlap the Q load. On the early path (fixed
-  // partitions, a contiguous cache, a mask visible from key 0) a block's first tile is known
-  // before its length (block_work), and every row of it lies within the sequence's max_keys slot,
-  // so its copy goes out first; the length's load goes out next and is used only once the Q rows
-  // are staged. The first copy, the Q rows and the length then travel in one round trip, where the
-  // length was a dependent load before the first copy of every step (0.1-0.2 us on short steps,
-  // run 66; with Q staged after the length nothing was gained, run 68). Paged caches keep the
-  // length first and their copies before Q (run 70: the early look-up and the split of
-  // first_tile_before_length cost paged steps up to 2%). Stage s holds the block's tile s; other
-  // paths (plans, windows, paged caches) know every tile here and issue the prologue at once.
-  const bool first_tile_early = kFirstTileEarly && p.work == nullptr;
+  // partitions, a mask visible from key 0) a block's first tile is known before its length
+  // (block_work). A contiguous cache copies it at once: every row of it lies within the sequence's
+  // max_keys slot. A paged cache looks its pages up at once, clamped to the table's row, and
+  // copies once the length is in (before Q, so Q's round trip overlaps the copies'). The length's
+  // load goes out next. Contiguous: the first copy, the Q rows and the length then travel in one
+  // round trip, where the length was a dependent load before the first copy of every step
+  // (0.1-0.2 us on short steps, run 66; with Q staged after the length nothing was gained, run
+  // 68); paged: the length and the look-up travel together, where they were two round trips.
+  // Stage s holds the block's tile s; other paths (plans, windows, a paged batch whose table has
+  // no column) issue the prologue once the length is known.
+  int key_cap = 0;  // paged: the keys a table row can address
+  if constexpr (Kv::kHasLookup) key_cap = p.max_pages_per_seq * p.page_size;
+  const bool first_tile_early = kFirstTileEarly && p.work == nullptr && (!Kv::kHasLookup || key_cap > 0);
   auto count_tiles = [&]() {
     return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
   };
@@ -231,46 +236,69 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < from_stage) continue;
       if (s < known_tiles) {
-        look_up_tile(block_tile<T>(w, s));
+        if (s > 0 || !(Kv::kHasLookup && first_tile_early)) look_up_tile(block_tile<T>(p, w, s), w.n);
         if (s == 0) point_sources_at(w.first_tile);
         // The early path's prologue tests every row (a few instructions, once a step): with both
         // forms inlined at each of its issue sites its code doubled (SASS).
         if constexpr (kFirstTileEarly)
-          issue_checked(block_tile<T>(w, s), s, w.n);
+          issue_checked(block_tile<T>(p, w, s), s, w.n);
         else
-          issue(block_tile<T>(w, s), s);
+          issue(block_tile<T>(p, w, s), s);
         if (s == 0) point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
       }
       ptx::cp_async_commit();
     }
   };
+  // The early look-up read the table up to its row's end: entries past the length may be unset
+  // (any value), so rows past it take page 0, a valid address for their zero-filled copies.
+  auto drop_entries_past_length = [&]() {
+    if constexpr (Kv::kHasLookup) {
+#pragma unroll
+      for (int j = 0; j < kLoadsPerThread; ++j)
+        if (w.first_tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr >= w.n) next_pages[j] = 0;
+    }
+  };
   if (first_tile_early) {
-    point_sources_at(w.first_tile);
-    issue_checked(w.first_tile, 0, p.max_keys);
-    ptx::cp_async_commit();
+    if constexpr (Kv::kHasLookup) {
+      look_up_tile(w.first_tile, key_cap);
+    } else {
+      point_sources_at(w.first_tile);
+      issue_checked(w.first_tile, 0, p.max_keys);
+      ptx::cp_async_commit();
+    }
   } else {
+    if constexpr (kFirstTileEarly) block_length<T>(p, w, sequence_length(p, w));  // (plans: known)
     issue_prologue(0, count_tiles());
   }
   const int seq_len = kFirstTileEarly ? sequence_length(p, w) : w.n;
+  if constexpr (kFirstTileEarly && Kv::kHasLookup) {
+    if (first_tile_early) {
+      block_length<T>(p, w, seq_len);
+      drop_entries_past_length();
+      issue_prologue(0, count_tiles());
+    }
+  }
   // Heads on the MMA rows (decode_stages.cuh) or, for WM = 8, on its columns
   // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
   using Math = std::conditional_t<T::kHeadsAsColumns, ColumnsMath<T>, RowsMath<T>>;
   Math math;
   math.start(p, smem, w.b, head0, rows, tid, warp_m, lane);
   const ScoreScaling scaling = score_scaling<T>(p, kv_head);
-  if constexpr (kFirstTileEarly) block_length<T>(p, w, seq_len);
-  const int num_tiles = count_tiles();
-  if (first_tile_early) {
-    point_sources_at(block_run_tile<T>(w, 1));
-    issue_prologue(1, num_tiles);
+  if constexpr (kFirstTileEarly && !Kv::kHasLookup) {
+    if (first_tile_early) {
+      block_length<T>(p, w, seq_len);
+      point_sources_at(block_run_tile<T>(w, 1));
+      issue_prologue(1, count_tiles());
+    }
   }
-  if (kStages - 1 < num_tiles) look_up_tile(block_run_tile<T>(w, kStages - 1));
+  const int num_tiles = count_tiles();
+  if (kStages - 1 < num_tiles) look_up_tile(block_run_tile<T>(w, kStages - 1), w.n);
   // The early contiguous copy read the rows past the length too (stale cache rows, perhaps not
   // finite: the tests poison them with NaN). Only the sequence's last tile has such rows, and it
   // is a first tile only when the sequence has at most P tiles: then, once it has landed, each
   // thread zeroes the chunks it copied there, so the stage holds what a checked copy would have
   // left.
-  if constexpr (kFirstTileEarly) {
+  if constexpr (kFirstTileEarly && !Kv::kHasLookup) {
     if (first_tile_early && w.num_tiles > 0 && (w.first_tile + 1) * kBN > w.n) {
       ptx::cp_async_wait<kStages - 2>();  // this thread's copies of stage 0 have landed
 #pragma unroll
@@ -300,7 +328,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
       issue(block_run_tile<T>(w, it + kStages - 1), write_stage);
-      if (it + kStages < num_tiles) look_up_tile(block_run_tile<T>(w, it + kStages));
+      if (it + kStages < num_tiles) look_up_tile(block_run_tile<T>(w, it + kStages), w.n);
     }
     ptx::cp_async_commit();
     write_stage = next_stage(write_stage);
@@ -315,7 +343,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       v_s = v_converted;
     }
     read_stage = next_stage(read_stage);
-    const int tile_key0 = block_tile<T>(w, it) * kBN;
+    const int tile_key0 = block_tile<T>(p, w, it) * kBN;
 
     math.fold(smem, k_s, v_s, tile_key0 + warp_key0, warp_key0, w, scaling, warp_m, warp_n, lane);
   }

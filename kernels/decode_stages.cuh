@@ -70,16 +70,15 @@ struct BlockWork {
   long long partial_base;
 };
 
-// Whether a block's first tile is known before its sequence's length: contiguous caches under
-// masks visible from key 0 (null, causal). Their fixed partitions split the T visible tiles so
-// that partition `part`'s first tile is visible tile `part` and its others a contiguous 1/P share
-// of tiles P .. T - 1 (partition_tiles_first_apart), so the kernel starts the first copy while the
-// length is in flight (decode_kernel.cuh). Paged caches keep one run per partition: with this
-// split and the early look-up their steps lost up to 2% (run 70), and with every tile
+// Whether a block's first tile is known before its sequence's length: masks visible from key 0
+// (null, causal). Their fixed partitions split the T visible tiles so that partition `part`'s
+// first tile is visible tile `part` and its others a contiguous 1/P share of tiles P .. T - 1
+// (partition_tiles_first_apart), so the kernel starts the first tile's copy (contiguous) or
+// page look-up (paged) while the length is in flight (decode_kernel.cuh). With every tile
 // interleaved (k, k + P, ...) long steps and paged look-ups lost 1-13% (run 69).
 template <class T>
 constexpr bool first_tile_before_length() {
-  return T::Mask::kVisibleFromZero && !T::KvOperand::kHasLookup;
+  return T::Mask::kVisibleFromZero;
 }
 
 // The block's tile `it` for it >= 1 (its run). With one run per partition it is counted from the
@@ -93,11 +92,13 @@ __device__ __forceinline__ int block_run_tile(const BlockWork& w, int it) {
     return w.first_tile + it;
 }
 
-// The block's tile `it`: its first, then its run.
+// The block's tile `it`: its first, then its run. A fixed partition's first tile apart is its
+// index (the visible range starts at key 0), a plan's the one before its run: both from values
+// the block keeps anyway, so the key loop holds no register for it (SASS: BM-16 paged 136 -> 128).
 template <class T>
-__device__ __forceinline__ int block_tile(const BlockWork& w, int it) {
+__device__ __forceinline__ int block_tile(const DecodeParams& p, const BlockWork& w, int it) {
   if constexpr (first_tile_before_length<T>())
-    return it == 0 ? w.first_tile : block_run_tile<T>(w, it);
+    return it > 0 ? block_run_tile<T>(w, it) : p.work == nullptr ? w.part : w.run_begin - 1;
   else
     return w.first_tile + it;
 }
