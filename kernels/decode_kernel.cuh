@@ -73,6 +73,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   constexpr int kCopyRows = kColumnPipelines ? kWN : kBN;
   constexpr int kLoadsPerThread = kCopyRows * kCpr / kCopyThreads;
   static_assert(kCopyRows * kCpr % kCopyThreads == 0, "a pipeline's rows must divide over its threads");
+  constexpr int kRowsPerLoad = kCopyThreads / kCpr;  // a thread's rows of a tile step by this
+  static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
   static_assert(T::kWarpsN < 16, "one named barrier per warp column (ids 1..15)");
   const int copy_tid = kColumnPipelines ? warp_m * 32 + lane : tid;
   const int copy_row0 = kColumnPipelines ? warp_n * kWN : 0;
@@ -113,8 +115,31 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   }
   // Keys from key_end on look up key_end - 1 (the length, or for the early first tile the table's
   // row, key_cap: entries past the length may be unset, drop_entries_past_length).
+  // Pages of a multiple of 16 rows (every size engines use: 16, 32, 64, 128, ...): each 16-row
+  // slice of a tile lies in one page (slices start at multiples of 16), so a thread looks up one
+  // page a slice, for its first row there, and steps its other rows of the slice from it. Warp
+  // split-K tiles (16-row pipelines) then read one table entry a tile instead of one a row: the
+  // per-row look-ups were a third of a paged tile's instructions (ncu, run 76: 315 a warp-tile
+  // against 210 contiguous), and at one warp a scheduler each one is time. Other page sizes keep
+  // a look-up a row. The choice is uniform, so each tile branches once.
+  constexpr int kSliceRows = 16;
+  constexpr bool kSliceable = Kv::kHasLookup && kCopyRows % kSliceRows == 0 && kSliceRows % kRowsPerLoad == 0;
+  constexpr int kSlices = kSliceable ? kCopyRows / kSliceRows : 1;
+  constexpr int kRowsPerSlice = kSliceable ? kSliceRows / kRowsPerLoad : 1;  // a thread's, in one slice
+  const bool sliced = kSliceable && p.page_size % kSliceRows == 0;
+  int slice_step_bytes = 0;  // from a thread's row in a slice to its next
+  if constexpr (kSliceable) slice_step_bytes = ptx::opaque(kRowsPerLoad * page_row_bytes);
   auto look_up_tile = [&](int tile, int key_end) {
     if constexpr (Kv::kHasLookup) {
+      if (sliced) {
+#pragma unroll
+        for (int g = 0; g < kSlices; ++g) {
+          const int key = min(tile * kBN + copy_row0 + g * kSliceRows + copy_tid / kCpr, key_end - 1);
+          next_pages[g] = Kv::lookup(p, w.b, key);
+          next_in_page_bytes[g] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
+        }
+        return;
+      }
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) {
         const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_end - 1);
@@ -131,8 +156,6 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // the 128-register BM-8 instances (about 50 integer instructions a tile). Computed from the tile
   // index in every issue, the sources cost MQA's BM-16 tile about 40 of its 228 instructions a
   // tile (SASS: a 64-bit multiply and a select per row).
-  constexpr int kRowsPerLoad = kCopyThreads / kCpr;
-  static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
   // A block's first tile and its run are apart (block_work): the sources are placed at each.
   const KvElem* k_next = k_base;
   const KvElem* v_next = v_base;
@@ -180,15 +203,16 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     constexpr bool kChecked = decltype(checked)::value;
     unsigned char* k_s = k_stage(stage);
     unsigned char* v_s = v_stage(stage);
-#pragma unroll
-    for (int j = 0; j < kLoadsPerThread; ++j) {
+    // Row j's copies, from its byte offset in the cache (paged) or its source pointers.
+    auto copy_row = [&](int j, long long paged_off) {
       const int i = copy_tid + j * kCopyThreads;
       const int r = copy_row0 + i / kCpr, c = i % kCpr;
       const bool in_range = !kChecked || tile * kBN + r < limit;
       const void* k_src;
       const void* v_src;
       if constexpr (Kv::kHasLookup) {
-        const long long off = ptx::mul_wide(next_pages[j], page_bytes) + next_in_page_bytes[j];
+        // A sliced row past the length may step past its clamped look-up's page.
+        const long long off = in_range ? paged_off : 0;
         k_src = reinterpret_cast<const unsigned char*>(k_base) + off;
         v_src = reinterpret_cast<const unsigned char*>(v_base) + off;
       } else {
@@ -198,6 +222,21 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       const int at = T::kFp8InRegisters ? fp8_stage_offset(j, r, c) : stage_offset(r, c);
       ptx::cp_async_16(k_s + at, k_src, in_range ? 16 : 0);
       ptx::cp_async_16(v_s + at, v_src, in_range ? 16 : 0);
+    };
+    if constexpr (!Kv::kHasLookup) {
+#pragma unroll
+      for (int j = 0; j < kLoadsPerThread; ++j) copy_row(j, 0);
+    } else if (sliced) {
+#pragma unroll
+      for (int g = 0; g < kSlices; ++g) {
+        const long long slice_off = ptx::mul_wide(next_pages[g], page_bytes) + next_in_page_bytes[g];
+#pragma unroll
+        for (int jj = 0; jj < kRowsPerSlice; ++jj) copy_row(g * kRowsPerSlice + jj, slice_off + jj * slice_step_bytes);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kLoadsPerThread; ++j)
+        copy_row(j, ptx::mul_wide(next_pages[j], page_bytes) + next_in_page_bytes[j]);
     }
     if constexpr (!Kv::kHasLookup) {
       k_next += tile_stride;

@@ -133,7 +133,7 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
     }
   }
   if (is_paged(t.kv)) {
-    for (int page : {1, 7, 128}) {
+    for (int page : {1, 7, 48, 128}) {  // 48 and 128: whole 16-row slices (decode_kernel.cuh)
       Problem p = b.base(3, 0);
       p.lengths = {1000, 1, 129};
       p.shape.lengths = "ragged1000-1-129";
