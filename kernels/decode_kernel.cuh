@@ -113,15 +113,15 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     page_thread_bytes =
         ptx::opaque((Kv::head_offset(p, kv_head, T::kDepth) + copy_tid % kCpr * kChunkElems) * T::kKvElemBytes);
   }
-  // Keys from key_end on look up key_end - 1 (the length, or for the early first tile the table's
-  // row, key_cap: entries past the length may be unset, drop_entries_past_length).
   // Pages of a multiple of 16 rows (every size engines use: 16, 32, 64, 128, ...): each 16-row
   // slice of a tile lies in one page (slices start at multiples of 16), so a thread looks up one
   // page a slice, for its first row there, and steps its other rows of the slice from it. Warp
   // split-K tiles (16-row pipelines) then read one table entry a tile instead of one a row: the
-  // per-row look-ups were a third of a paged tile's instructions (ncu, run 76: 315 a warp-tile
+  // per-row look-ups were a third of a paged tile's instructions (ncu, run 77: 315 a warp-tile
   // against 210 contiguous), and at one warp a scheduler each one is time. Other page sizes keep
-  // a look-up a row. The choice is uniform, so each tile branches once.
+  // a look-up a row. The choice is uniform, so each tile branches once. (Runs 78-79: one paged
+  // block streaming 8,192 keys 95 -> 73 us, contiguous 63; warp split-K tiles 3-8% faster over
+  // all their paged points.)
   constexpr int kSliceRows = 16;
   constexpr bool kSliceable = Kv::kHasLookup && kCopyRows % kSliceRows == 0 && kSliceRows % kRowsPerLoad == 0;
   constexpr int kSlices = kSliceable ? kCopyRows / kSliceRows : 1;
@@ -129,6 +129,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   const bool sliced = kSliceable && p.page_size % kSliceRows == 0;
   int slice_step_bytes = 0;  // from a thread's row in a slice to its next
   if constexpr (kSliceable) slice_step_bytes = ptx::opaque(kRowsPerLoad * page_row_bytes);
+  // Keys from key_end on look up key_end - 1 (the length, or for the early first tile the table's
+  // row, key_cap: entries past the length may be unset, drop_entries_past_length).
   auto look_up_tile = [&](int tile, int key_end) {
     if constexpr (Kv::kHasLookup) {
       if (sliced) {
@@ -289,7 +291,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
   };
   // The early look-up read the table up to its row's end: entries past the length may be unset
-  // (any value), so rows past it take page 0, a valid address for their zero-filled copies.
+  // (any value), so rows past it take page 0, a valid address for their zero-filled copies. With
+  // slices, entry g serves slice g, whose rows lie at or past row g: dropped by row g's key, it
+  // holds no row below the length. (A checked copy also reads row 0 for every row past the
+  // length, so this guards the offsets, not the bytes.)
   auto drop_entries_past_length = [&]() {
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
