@@ -293,8 +293,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // The early look-up read the table up to its row's end: entries past the length may be unset
   // (any value), so rows past it take page 0, a valid address for their zero-filled copies. With
   // slices, entry g serves slice g, whose rows lie at or past row g: dropped by row g's key, it
-  // holds no row below the length. (A checked copy also reads row 0 for every row past the
-  // length, so this guards the offsets, not the bytes.)
+  // holds no row below the length. Since change 44 a checked copy also reads row 0 for every row
+  // past the length (copy_row), which alone suffices; this stays as measured (runs 78-79) until
+  // a measured change removes it.
   auto drop_entries_past_length = [&]() {
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
