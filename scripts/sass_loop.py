@@ -10,8 +10,8 @@ reproduced without a GPU.
 TRAITS is DecodeTraits' argument list, as in scripts/compare_sass.sh, e.g.
   "__nv_bfloat16, __nv_bfloat16, 64, 64, ContiguousKv, NullMask, false, 16, 128, 32, 16, 16, 256, 3, true"
 
-The loop runs from the first wait for a pipeline stage (DEPBAR.LE SB0) up to the first backward
-branch after it (not counted); the rescale block is the vote's branch and what it jumps over, so
+The loop runs from the stage wait at its top (DEPBAR.LE SB0) up to the backward branch that
+returns to it (not counted); the rescale block is the vote's branch and what it jumps over, so
 "loop less the block" is what a tile that keeps its reference maxima issues, less its two
 branches (the count docs/performance.md has used since change 25). --interior compiles a copy of
 the kernels with the two tests that only a sequence's last tile needs (the whole-tile copy test and
@@ -44,6 +44,11 @@ INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 BRANCH_TARGET = re.compile(r"\bBRA\b.*?0x([0-9a-f]+)")
 
 
+# Instructions a backward branch may land before the stage wait at the top of its loop (a
+# uniform add of the loop counter, a predicate).
+LOOP_TOP_SLACK = 4
+
+
 class InputError(Exception):
     pass
 
@@ -64,16 +69,24 @@ def decode_function(listing):
 
 
 def key_loop(instructions):
-    """The instructions from the first stage wait up to the first backward branch (excluded)."""
-    start = next((i for i, (_, text) in enumerate(instructions) if text.startswith("DEPBAR.LE SB0")), None)
-    if start is None:
+    """The key loop: the first backward branch whose target is the stage wait at the loop's top
+    (DEPBAR.LE SB0, at most a few instructions after the target), from that wait up to the branch
+    (excluded). A wait outside the loop is not its start: the contiguous early path waits for its
+    first tile before the loop (decode_kernel.cuh) and was counted into the loop until this rule."""
+    if not any(text.startswith("DEPBAR.LE SB0") for _, text in instructions):
         raise InputError("no pipeline wait (DEPBAR.LE SB0): not a decode kernel's key loop")
-    for end in range(start, len(instructions)):
-        address, text = instructions[end]
+    index = {address: i for i, (address, _) in enumerate(instructions)}
+    for end, (address, text) in enumerate(instructions):
         target = BRANCH_TARGET.search(text)
-        if target and int(target.group(1), 16) < address:
-            return instructions[start:end]
-    raise InputError("no backward branch after the pipeline wait")
+        if not target or int(target.group(1), 16) >= address:
+            continue
+        top = index.get(int(target.group(1), 16))
+        if top is None:
+            continue
+        for start in range(top, min(top + LOOP_TOP_SLACK + 1, end)):
+            if instructions[start][1].startswith("DEPBAR.LE SB0"):
+                return instructions[start:end]
+    raise InputError("no backward branch to a pipeline wait (DEPBAR.LE SB0)")
 
 
 def rescale_block(loop):

@@ -60,6 +60,19 @@ class SassLoop(unittest.TestCase):
         self.assertIn("FMUL 2", row[7])
         self.assertIn("FADD 1", row[7])  # the predicate is not the opcode
 
+    def test_a_stage_wait_before_the_loop_is_not_its_start(self):
+        # The contiguous early path waits for its first tile (and zeroes rows) before the loop:
+        # that wait is not the loop's top; the loop is still indices 2..9 shifted by the three
+        # instructions put in front of it.
+        early = ["DEPBAR.LE SB0, 0x1", "STS.128 [R3], RZ", "MOV R9, R10"]
+        body = DECODE[:2] + early + [t.replace("BRA 0x20", "BRA 0x50").replace("BRA 0x80", "BRA 0xb0")
+                                     for t in DECODE[2:]]
+        result = self.run_on(listing("_ZN3mha13decode_kernelEv", body))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        row = result.stdout.strip().splitlines()[-1].split("|")
+        self.assertEqual([c.strip() for c in row[4:7]], ["8", "3", "5"])
+        self.assertNotIn("STS", row[7])
+
     def test_a_listing_without_the_decode_kernel_is_refused(self):
         result = self.run_on(listing("_ZN3mha19splitk_reduce_kernelEv", DECODE))
         self.assertEqual(result.returncode, 2)
