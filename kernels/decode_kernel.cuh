@@ -150,6 +150,35 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       }
     }
   };
+  // Sliced pages in the key loop: a tile's table entries travel through the pipeline. Thread g of
+  // each pipeline copies slice g's entry (4-byte cp.async) into its stage's slot, in the commit
+  // group of the tile S - 1 before it; when that tile has landed (the loop's wait and barrier) so
+  // has the entry, and the tile's issue reads it from shared memory. Looked up into a register
+  // one tile ahead, the entry came back after its use: a single paged block streaming 8,192 keys
+  // spent 12% of its stall samples waiting on it (long scoreboard at the page's multiply; ncu,
+  // run 81), most of its gap to contiguous. One entry a slice: one int a 16-row slice a stage.
+  constexpr int kEntriesPerStage = kBN / kSliceRows;
+  int* entry_slots = reinterpret_cast<int*>(smem + Layout::kPageEntries);
+  auto fetch_entries = [&](int tile, int slot) {
+    if constexpr (kSliceable) {
+      if (copy_tid < kSlices) {
+        const int key = min(tile * kBN + copy_row0 + copy_tid * kSliceRows, w.n - 1);
+        ptx::cp_async_4(entry_slots + slot * kEntriesPerStage + copy_row0 / kSliceRows + copy_tid,
+                        Kv::table_entry(p, w.b, key));
+      }
+    }
+  };
+  // Rows past the length get an in-page offset past it too: copy_row drops them.
+  auto take_entries = [&](int tile, int slot) {
+    if constexpr (kSliceable) {
+#pragma unroll
+      for (int g = 0; g < kSlices; ++g) {
+        const int key = tile * kBN + copy_row0 + g * kSliceRows + copy_tid / kCpr;
+        next_pages[g] = entry_slots[slot * kEntriesPerStage + copy_row0 / kSliceRows + g];
+        next_in_page_bytes[g] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
+      }
+    }
+  };
   // Contiguous caches: thread copy_tid copies chunk copy_tid % kCpr of rows copy_row0 +
   // copy_tid / kCpr + j · kRowsPerLoad of every tile. Its K and V source pointers start at the
   // block's first tile and advance one tile per issue (a 64-bit add each), and its rows are those
@@ -287,6 +316,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
           issue(block_tile<T>(p, w, s), s);
         if (s == 0) point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
       }
+      if (sliced && s + kStages - 1 < known_tiles) fetch_entries(block_run_tile<T>(w, s + kStages - 1), s);
       ptx::cp_async_commit();
     }
   };
@@ -337,7 +367,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     }
   }
   const int num_tiles = count_tiles();
-  if (kStages - 1 < num_tiles) look_up_tile(block_run_tile<T>(w, kStages - 1), w.n);
+  if (!sliced && kStages - 1 < num_tiles) look_up_tile(block_run_tile<T>(w, kStages - 1), w.n);
   // The early contiguous copy read the rows past the length too (stale cache rows, perhaps not
   // finite: the tests poison them with NaN). Only the sequence's last tile has such rows, and it
   // is a first tile only when the sequence has at most P tiles: then, once it has landed, each
@@ -372,8 +402,14 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     wait_for_pipeline();  // tile `it` has landed for every copier; stage (it-1) is free to refill
     if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
-      issue(block_run_tile<T>(w, it + kStages - 1), write_stage);
-      if (it + kStages < num_tiles) look_up_tile(block_run_tile<T>(w, it + kStages), w.n);
+      const int tile = block_run_tile<T>(w, it + kStages - 1);
+      if (sliced) take_entries(tile, read_stage);  // fetched with tile `it`, in its stage's slot
+      issue(tile, write_stage);
+      if (sliced) {
+        if (it + 2 * kStages - 2 < num_tiles) fetch_entries(block_run_tile<T>(w, it + 2 * kStages - 2), write_stage);
+      } else if (it + kStages < num_tiles) {
+        look_up_tile(block_run_tile<T>(w, it + kStages), w.n);
+      }
     }
     ptx::cp_async_commit();
     write_stage = next_stage(write_stage);

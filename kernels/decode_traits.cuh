@@ -96,9 +96,12 @@ struct DecodeTraits {
   // warp split-K, in the pipeline buffers once they are drained.
   static constexpr int kMergeCopies = kWarpSplitK ? kWarpsN : 1;
   static constexpr int kMergeBytes = kMergeCopies * kBM * (kDepth + 2) * 4;
+  // Paged caches: a slot a stage for the page-table entries of a later tile, one a 16-row slice
+  // (decode_kernel.cuh: they travel with the copies, a pipeline ahead), padded to 16 bytes.
+  static constexpr int kPageEntryBytes = KvOperand::kHasLookup ? (kStages * (kBN / 16) * 4 + 15) / 16 * 16 : 0;
   static constexpr int kSmemBytes =
       (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) + kConvertBytes + kQBytes +
-      kPBytes + kRowStatBytes;
+      kPBytes + kRowStatBytes + kPageEntryBytes;
 
   static_assert(kDepth == 64 || kDepth == 128 || kDepth == 256, "depth must be 64, 128 or 256");
   static_assert(kGroup >= 1, "group must be at least 1");

@@ -42,7 +42,11 @@ struct PagedKvIn {
   // key / page_size by multiply-high and shift: paged copies issued two integer divisions each,
   // and paged steps ran 1.2-1.6x the contiguous time (docs/performance.md).
   __host__ __device__ static inline int lookup(const DecodeParams& p, int b, int key) {
-    return p.page_table[b * p.max_pages_per_seq + fast_div(key, p.page_divisor)];
+    return *table_entry(p, b, key);
+  }
+  // Where the key's page number sits in the page table.
+  __host__ __device__ static inline const int* table_entry(const DecodeParams& p, int b, int key) {
+    return p.page_table + b * p.max_pages_per_seq + fast_div(key, p.page_divisor);
   }
   // The key's row within its page.
   __host__ __device__ static inline int in_page(const DecodeParams& p, int key) {

@@ -341,7 +341,9 @@ def derive(t):
     row_stat = 0 if t["warp_split_k"] else 2 * warps_n * t["bm"] * 4
     merge_copies = warps_n if t["warp_split_k"] else 1
     merge = merge_copies * t["bm"] * (t["depth"] + 2) * 4
-    d["smem_bytes"] = max(pipeline, merge) + convert + q_bytes + p_bytes + row_stat
+    # Paged caches: a slot a stage of one page-table entry a 16-row slice (kPageEntryBytes)
+    page_entries = (t["stages"] * (t["bn"] // 16) * 4 + 15) // 16 * 16 if t["kv"] != "contig" else 0
+    d["smem_bytes"] = max(pipeline, merge) + convert + q_bytes + p_bytes + row_stat + page_entries
     return d
 
 
