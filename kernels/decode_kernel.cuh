@@ -52,10 +52,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   if constexpr (!kFirstTileEarly) block_length<T>(p, w, sequence_length(p, w));
 
   // The K/V copy. Each thread copies the same kLoadsPerThread chunks (rows) of every tile. For a
-  // paged cache the page of each row is looked up one tile ahead (look_up_tile), so the
-  // page-table reads are in flight during the previous tile's math instead of stalling the copy
-  // issue: looked up at issue time, paged steps took 1.2-1.4x the contiguous time
-  // (docs/performance.md). Keys past the sequence are zero-filled: their V rows contribute 0 · 0,
+  // paged cache the pages of a tile are looked up ahead of its issue: the prologue's and, with
+  // pages not a multiple of 16, the loop's one tile ahead into registers (look_up_tile); in the
+  // loop, sliced pages' entries travel through the pipeline (fetch_entries). Looked up at issue
+  // time, paged steps took 1.2-1.4x the contiguous time (docs/performance.md). Keys past the sequence are zero-filled: their V rows contribute 0 · 0,
   // never NaN. (Lambdas over the kernel's own registers: as a struct holding a reference to the
   // parameters, the paged instances compiled to different address arithmetic.)
   using Elem = typename T::MmaElem;  // what the tensor cores read
@@ -156,7 +156,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // has the entry, and the tile's issue reads it from shared memory. Looked up into a register
   // one tile ahead, the entry came back after its use: a single paged block streaming 8,192 keys
   // spent 12% of its stall samples waiting on it (long scoreboard at the page's multiply; ncu,
-  // run 81), most of its gap to contiguous. One entry a slice: one int a 16-row slice a stage.
+  // run 81). That wait is gone (runs 82-83: paged tiles 2-6% faster over their points), though
+  // the slot and fetch add about 24 instructions a warp-tile. One int a 16-row slice a stage.
   constexpr int kEntriesPerStage = kBN / kSliceRows;
   int* entry_slots = reinterpret_cast<int*>(smem + Layout::kPageEntries);
   auto fetch_entries = [&](int tile, int slot) {
