@@ -55,9 +55,10 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // paged cache the pages of a tile are looked up ahead of its issue: the prologue's and, with
   // pages not a multiple of 16, the loop's one tile ahead into registers (look_up_tile); in the
   // loop, sliced pages' entries travel through the pipeline (fetch_entries). Looked up at issue
-  // time, paged steps took 1.2-1.4x the contiguous time (docs/performance.md). Keys past the sequence are zero-filled: their V rows contribute 0 · 0,
-  // never NaN. (Lambdas over the kernel's own registers: as a struct holding a reference to the
-  // parameters, the paged instances compiled to different address arithmetic.)
+  // time, paged steps took 1.2-1.4x the contiguous time (docs/performance.md). Keys past the
+  // sequence are zero-filled: their V rows contribute 0 · 0, never NaN. (Lambdas over the
+  // kernel's own registers: as a struct holding a reference to the parameters, the paged
+  // instances compiled to different address arithmetic.)
   using Elem = typename T::MmaElem;  // what the tensor cores read
   using KvElem = typename T::KvElem;
   using Kv = typename T::KvOperand;
@@ -159,6 +160,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // run 81). That wait is gone (runs 82-83: paged tiles 2-6% faster over their points), though
   // the slot and fetch add about 24 instructions a warp-tile. One int a 16-row slice a stage.
   constexpr int kEntriesPerStage = kBN / kSliceRows;
+  static_assert(!kSliceable || kStages * kEntriesPerStage * 4 <= T::kPageEntryBytes,
+                "the entry slots must fit DecodeTraits::kPageEntryBytes");
   int* entry_slots = reinterpret_cast<int*>(smem + Layout::kPageEntries);
   auto fetch_entries = [&](int tile, int slot) {
     if constexpr (kSliceable) {
