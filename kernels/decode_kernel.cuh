@@ -320,7 +320,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
           issue(block_tile<T>(p, w, s), s);
         if (s == 0) point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
       }
-      if (sliced && s + kStages - 1 < known_tiles) fetch_entries(block_run_tile<T>(w, s + kStages - 1), s);
+      if (sliced && s + kStages - 1 < known_tiles)
+        fetch_entries(block_run_tile<T>(w, s + kStages - 1), s);
       ptx::cp_async_commit();
     }
   };
@@ -410,7 +411,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       if (sliced) take_entries(tile, read_stage);  // fetched with tile `it`, in its stage's slot
       issue(tile, write_stage);
       if (sliced) {
-        if (it + 2 * kStages - 2 < num_tiles) fetch_entries(block_run_tile<T>(w, it + 2 * kStages - 2), write_stage);
+        if (it + 2 * kStages - 2 < num_tiles)
+          fetch_entries(block_run_tile<T>(w, it + 2 * kStages - 2), write_stage);
       } else if (it + kStages < num_tiles) {
         look_up_tile(block_run_tile<T>(w, it + kStages), w.n);
       }

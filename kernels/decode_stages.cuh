@@ -40,7 +40,8 @@ struct DecodeSmemLayout {
   static constexpr int kRowSum = kRowMax + T::kWarpsN * T::kBM * 4;
   static constexpr int kPageEntries =  // paged caches: the page-table entry slots
       T::kRowStatBytes == 0 ? kP + T::kPBytes : kRowSum + T::kWarpsN * T::kBM * 4;
-  static_assert(kPageEntries + T::kPageEntryBytes == T::kSmemBytes, "layout must match DecodeTraits::kSmemBytes");
+  static_assert(kPageEntries + T::kPageEntryBytes == T::kSmemBytes,
+                "layout must match DecodeTraits::kSmemBytes");
 };
 
 // Element offset of 16-byte chunk c of row r in a [rows][depth] tile; XOR-swizzling the chunk

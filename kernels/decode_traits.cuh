@@ -98,7 +98,8 @@ struct DecodeTraits {
   static constexpr int kMergeBytes = kMergeCopies * kBM * (kDepth + 2) * 4;
   // Paged caches: a slot a stage for the page-table entries of a later tile, one a 16-row slice
   // (decode_kernel.cuh: they travel with the copies, a pipeline ahead), padded to 16 bytes.
-  static constexpr int kPageEntryBytes = KvOperand::kHasLookup ? (kStages * (kBN / 16) * 4 + 15) / 16 * 16 : 0;
+  static constexpr int kPageEntryBytes =
+      KvOperand::kHasLookup ? (kStages * (kBN / 16) * 4 + 15) / 16 * 16 : 0;
   static constexpr int kSmemBytes =
       (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) + kConvertBytes + kQBytes +
       kPBytes + kRowStatBytes + kPageEntryBytes;

@@ -22,7 +22,8 @@ __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src
 }
 // Copies 4 bytes global -> shared (through L1: the 16-byte form alone may bypass it).
 __device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(smem_dst)), "l"(gmem_src));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(smem_dst)),
+               "l"(gmem_src));
 }
 // Writes 16 zero bytes to shared memory; an asm statement, so it stays after the cp.async wait
 // that lets it overwrite a landed copy.
