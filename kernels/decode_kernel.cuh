@@ -130,6 +130,15 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   const bool sliced = kSliceable && p.page_size % kSliceRows == 0;
   int slice_step_bytes = 0;  // from a thread's row in a slice to its next
   if constexpr (kSliceable) slice_step_bytes = ptx::opaque(kRowsPerLoad * page_row_bytes);
+  // A thread's first key of slice g, and a key's byte offset within its page (this thread's
+  // KV head and chunk included).
+  auto slice_key = [&](int tile, int g) {
+    return tile * kBN + copy_row0 + g * kSliceRows + copy_tid / kCpr;
+  };
+  auto in_page_bytes = [&](int key) {
+    if constexpr (Kv::kHasLookup) return Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
+    return 0;
+  };
   // Keys from key_end on look up key_end - 1 (the length, or for the early first tile the table's
   // row, key_cap: entries past the length may be unset, drop_entries_past_length).
   auto look_up_tile = [&](int tile, int key_end) {
@@ -137,9 +146,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       if (sliced) {
 #pragma unroll
         for (int g = 0; g < kSlices; ++g) {
-          const int key = min(tile * kBN + copy_row0 + g * kSliceRows + copy_tid / kCpr, key_end - 1);
+          const int key = min(slice_key(tile, g), key_end - 1);
           next_pages[g] = Kv::lookup(p, w.b, key);
-          next_in_page_bytes[g] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
+          next_in_page_bytes[g] = in_page_bytes(key);
         }
         return;
       }
@@ -147,7 +156,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
       for (int j = 0; j < kLoadsPerThread; ++j) {
         const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_end - 1);
         next_pages[j] = Kv::lookup(p, w.b, key);
-        next_in_page_bytes[j] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
+        next_in_page_bytes[j] = in_page_bytes(key);
       }
     }
   };
@@ -162,13 +171,16 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   constexpr int kEntriesPerStage = kBN / kSliceRows;
   static_assert(!kSliceable || kStages * kEntriesPerStage * 4 <= T::kPageEntryBytes,
                 "the entry slots must fit DecodeTraits::kPageEntryBytes");
-  int* entry_slots = reinterpret_cast<int*>(smem + Layout::kPageEntries);
+  // Slice g's entry in stage `slot`: this pipeline's slices follow those of the pipelines before.
+  auto entry_slot = [&](int slot, int g) {
+    int* slots = reinterpret_cast<int*>(smem + Layout::kPageEntries);
+    return slots + slot * kEntriesPerStage + copy_row0 / kSliceRows + g;
+  };
   auto fetch_entries = [&](int tile, int slot) {
     if constexpr (kSliceable) {
       if (copy_tid < kSlices) {
         const int key = min(tile * kBN + copy_row0 + copy_tid * kSliceRows, w.n - 1);
-        ptx::cp_async_4(entry_slots + slot * kEntriesPerStage + copy_row0 / kSliceRows + copy_tid,
-                        Kv::table_entry(p, w.b, key));
+        ptx::cp_async_4(entry_slot(slot, copy_tid), Kv::table_entry(p, w.b, key));
       }
     }
   };
@@ -177,9 +189,8 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if constexpr (kSliceable) {
 #pragma unroll
       for (int g = 0; g < kSlices; ++g) {
-        const int key = tile * kBN + copy_row0 + g * kSliceRows + copy_tid / kCpr;
-        next_pages[g] = entry_slots[slot * kEntriesPerStage + copy_row0 / kSliceRows + g];
-        next_in_page_bytes[g] = Kv::in_page(p, key) * page_row_bytes + page_thread_bytes;
+        next_pages[g] = *entry_slot(slot, g);
+        next_in_page_bytes[g] = in_page_bytes(slice_key(tile, g));
       }
     }
   };
