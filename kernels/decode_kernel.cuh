@@ -24,12 +24,38 @@
 
 namespace mha {
 
+// Who copies which rows of a K/V tile. Each thread copies the same kLoadsPerThread chunks (rows)
+// of every tile. Warp-split-K tiles run one pipeline per warp column: the kWarpsM warps that read
+// the same WN keys copy only those rows of each stage and meet at their own barrier (a single
+// warp: __syncwarp), so in the key loop no warp waits for warps that read other keys; with one
+// barrier for the block, MQA's 8-warp blocks stalled on it (ncu, run 39: 0.85 warps per issue).
+// Shared-softmax tiles copy the whole tile and meet as a block.
 template <class T>
-__global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams p) {
+struct KvCopyShape {
+  static constexpr int kCpr = T::kKvChunksPerRow;
+  static constexpr bool kColumnPipelines = T::kWarpSplitK;
+  static constexpr int kCopyThreads = kColumnPipelines ? T::kWarpsM * 32 : T::kThreads;
+  static constexpr int kCopyRows = kColumnPipelines ? T::kWN : T::kBN;
+  static constexpr int kLoadsPerThread = kCopyRows * kCpr / kCopyThreads;
+  static_assert(kCopyRows * kCpr % kCopyThreads == 0, "a pipeline's rows must divide over its threads");
+  static constexpr int kRowsPerLoad = kCopyThreads / kCpr;  // a thread's rows of a tile step by this
+  static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
+  // Pages of a multiple of 16 rows (every size engines use: 16, 32, 64, 128, ...): each 16-row
+  // slice of a tile lies in one page (slices start at multiples of 16), so a thread can look up
+  // one page a slice, for its first row there, and step its other rows of the slice from it.
+  static constexpr int kSliceRows = 16;
+  static constexpr bool kSliceable = T::KvOperand::kHasLookup && kCopyRows % kSliceRows == 0 &&
+                                     kSliceRows % kRowsPerLoad == 0;
+};
+
+// One decode block. kSlicedPages: a paged cache whose pages are a multiple of 16 rows, looked up
+// one page a 16-row slice (decode_kernel below takes that choice once a step).
+template <class T, bool kSlicedPages>
+__device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned char* smem) {
   using Layout = DecodeSmemLayout<T>;
+  using Copy = KvCopyShape<T>;
   constexpr int kBM = T::kBM, kBN = T::kBN, kWN = T::kWN, kStages = T::kStages;
-  extern __shared__ __align__(128) unsigned char smem[];
-  phase::decode_start(p);  // the phase stamps compile to nothing outside `phases` builds
+  static_assert(!kSlicedPages || Copy::kSliceable, "only sliceable copies take sliced pages");
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int warp_m = warp / T::kWarpsN, warp_n = warp % T::kWarpsN;
@@ -51,31 +77,21 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   constexpr bool kFirstTileEarly = first_tile_before_length<T>();
   if constexpr (!kFirstTileEarly) block_length<T>(p, w, sequence_length(p, w));
 
-  // The K/V copy. Each thread copies the same kLoadsPerThread chunks (rows) of every tile. For a
-  // paged cache the pages of a tile are looked up ahead of its issue: the prologue's and, with
-  // pages not a multiple of 16, the loop's one tile ahead into registers (look_up_tile); in the
-  // loop, sliced pages' entries travel through the pipeline (fetch_entries). Looked up at issue
-  // time, paged steps took 1.2-1.4x the contiguous time (docs/performance.md). Keys past the
-  // sequence are zero-filled: their V rows contribute 0 · 0, never NaN. (Lambdas over the
-  // kernel's own registers: as a struct holding a reference to the parameters, the paged
-  // instances compiled to different address arithmetic.)
+  // The K/V copy (KvCopyShape: who copies which rows). For a paged cache the pages of a tile are
+  // looked up ahead of its issue: the prologue's and, with pages not a multiple of 16, the loop's
+  // one tile ahead into registers (look_up_tile); in the loop, sliced pages' entries travel
+  // through the pipeline (fetch_entries). Looked up at issue time, paged steps took 1.2-1.4x the
+  // contiguous time (docs/performance.md). Keys past the sequence are zero-filled: their V rows
+  // contribute 0 · 0, never NaN. (Lambdas over the kernel's own registers: as a struct holding a
+  // reference to the parameters, the paged instances compiled to different address arithmetic.)
   using Elem = typename T::MmaElem;  // what the tensor cores read
   using KvElem = typename T::KvElem;
   using Kv = typename T::KvOperand;
-  constexpr int kCpr = T::kKvChunksPerRow;
+  constexpr int kCpr = Copy::kCpr;
   constexpr int kChunkElems = 16 / T::kKvElemBytes;
-  // Warp-split-K tiles run one pipeline per warp column: the kWarpsM warps that read the same WN
-  // keys copy only those rows of each stage and meet at their own barrier (a single warp:
-  // __syncwarp), so in the key loop no warp waits for warps that read other keys; with one
-  // barrier for the block, MQA's 8-warp blocks stalled on it (ncu, run 39: 0.85 warps per
-  // issue). Shared-softmax tiles copy the whole tile and meet as a block.
-  constexpr bool kColumnPipelines = T::kWarpSplitK;
-  constexpr int kCopyThreads = kColumnPipelines ? T::kWarpsM * 32 : T::kThreads;
-  constexpr int kCopyRows = kColumnPipelines ? kWN : kBN;
-  constexpr int kLoadsPerThread = kCopyRows * kCpr / kCopyThreads;
-  static_assert(kCopyRows * kCpr % kCopyThreads == 0, "a pipeline's rows must divide over its threads");
-  constexpr int kRowsPerLoad = kCopyThreads / kCpr;  // a thread's rows of a tile step by this
-  static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
+  constexpr bool kColumnPipelines = Copy::kColumnPipelines;
+  constexpr int kCopyThreads = Copy::kCopyThreads, kCopyRows = Copy::kCopyRows;
+  constexpr int kLoadsPerThread = Copy::kLoadsPerThread, kRowsPerLoad = Copy::kRowsPerLoad;
   static_assert(T::kWarpsN < 16, "one named barrier per warp column (ids 1..15)");
   const int copy_tid = kColumnPipelines ? warp_m * 32 + lane : tid;
   const int copy_row0 = kColumnPipelines ? warp_n * kWN : 0;
@@ -114,20 +130,16 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     page_thread_bytes =
         ptx::opaque((Kv::head_offset(p, kv_head, T::kDepth) + copy_tid % kCpr * kChunkElems) * T::kKvElemBytes);
   }
-  // Pages of a multiple of 16 rows (every size engines use: 16, 32, 64, 128, ...): each 16-row
-  // slice of a tile lies in one page (slices start at multiples of 16), so a thread looks up one
-  // page a slice, for its first row there, and steps its other rows of the slice from it. Warp
-  // split-K tiles (16-row pipelines) then read one table entry a tile instead of one a row: the
-  // per-row look-ups were a third of a paged tile's instructions (ncu, run 77: 315 a warp-tile
-  // against 210 contiguous), and at one warp a scheduler each one is time. Other page sizes keep
-  // a look-up a row. The choice is uniform, so each tile branches once. (Runs 78-79: one paged
-  // block streaming 8,192 keys 95 -> 73 us, contiguous 63; warp split-K tiles 3-8% faster over
-  // all their paged points.)
-  constexpr int kSliceRows = 16;
-  constexpr bool kSliceable = Kv::kHasLookup && kCopyRows % kSliceRows == 0 && kSliceRows % kRowsPerLoad == 0;
+  // Sliced pages (KvCopyShape): warp split-K tiles (16-row pipelines) read one table entry a tile
+  // instead of one a row: the per-row look-ups were a third of a paged tile's instructions (ncu,
+  // run 77: 315 a warp-tile against 210 contiguous), and at one warp a scheduler each one is
+  // time. Other page sizes keep a look-up a row. (Runs 78-79: one paged block streaming 8,192
+  // keys 95 -> 73 us, contiguous 63; warp split-K tiles 3-8% faster over all their paged points.)
+  constexpr int kSliceRows = Copy::kSliceRows;
+  constexpr bool kSliceable = Copy::kSliceable;
   constexpr int kSlices = kSliceable ? kCopyRows / kSliceRows : 1;
   constexpr int kRowsPerSlice = kSliceable ? kSliceRows / kRowsPerLoad : 1;  // a thread's, in one slice
-  const bool sliced = kSliceable && p.page_size % kSliceRows == 0;
+  constexpr bool sliced = kSlicedPages;
   int slice_step_bytes = 0;  // from a thread's row in a slice to its next
   if constexpr (kSliceable) slice_step_bytes = ptx::opaque(kRowsPerLoad * page_row_bytes);
   // A thread's first key of slice g, and a key's byte offset within its page (this thread's
@@ -143,20 +155,20 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
   // row, key_cap: entries past the length may be unset, drop_entries_past_length).
   auto look_up_tile = [&](int tile, int key_end) {
     if constexpr (Kv::kHasLookup) {
-      if (sliced) {
+      if constexpr (sliced) {
 #pragma unroll
         for (int g = 0; g < kSlices; ++g) {
           const int key = min(slice_key(tile, g), key_end - 1);
           next_pages[g] = Kv::lookup(p, w.b, key);
           next_in_page_bytes[g] = in_page_bytes(key);
         }
-        return;
-      }
+      } else {
 #pragma unroll
-      for (int j = 0; j < kLoadsPerThread; ++j) {
-        const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_end - 1);
-        next_pages[j] = Kv::lookup(p, w.b, key);
-        next_in_page_bytes[j] = in_page_bytes(key);
+        for (int j = 0; j < kLoadsPerThread; ++j) {
+          const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_end - 1);
+          next_pages[j] = Kv::lookup(p, w.b, key);
+          next_in_page_bytes[j] = in_page_bytes(key);
+        }
       }
     }
   };
@@ -272,7 +284,7 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if constexpr (!Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) copy_row(j, 0);
-    } else if (sliced) {
+    } else if constexpr (sliced) {
 #pragma unroll
       for (int g = 0; g < kSlices; ++g) {
         const long long slice_off = ptx::mul_wide(next_pages[g], page_bytes) + next_in_page_bytes[g];
@@ -419,9 +431,9 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
       const int tile = block_run_tile<T>(w, it + kStages - 1);
-      if (sliced) take_entries(tile, read_stage);  // fetched with tile `it`, in its stage's slot
+      if constexpr (sliced) take_entries(tile, read_stage);  // fetched with tile `it`, in its stage's slot
       issue(tile, write_stage);
-      if (sliced) {
+      if constexpr (sliced) {
         if (it + 2 * kStages - 2 < num_tiles)
           fetch_entries(block_run_tile<T>(w, it + 2 * kStages - 2), write_stage);
       } else if (it + kStages < num_tiles) {
@@ -491,6 +503,25 @@ __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams 
     if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }
   phase::decode_exit(p);
+}
+
+// The kernel takes the page-slicing choice (a step's page size) once, so each choice compiles to
+// its own straight code. Taken at every look-up and issue, a paged kernel held both paths and
+// their checked copies interleaved (8,360 SASS instructions against 4,984 contiguous, group 16 BM
+// 16 BN 128) and its warps waited on instruction fetch for half their stall samples (ncu, run
+// 86: `no_instruction` 695 of 1,416 against 61 of 772), in the ramp above all: its first tile
+// landed 0.8-2.3 us after the contiguous one's at 8,192 keys (mha-tune phases).
+template <class T>
+__global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  phase::decode_start(p);  // the phase stamps compile to nothing outside `phases` builds
+  if constexpr (KvCopyShape<T>::kSliceable) {
+    if (p.page_size % KvCopyShape<T>::kSliceRows == 0) {
+      decode_block<T, true>(p, smem);
+      return;
+    }
+  }
+  decode_block<T, false>(p, smem);
 }
 
 }  // namespace mha
