@@ -153,15 +153,18 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   };
   // Keys from key_end on look up key_end - 1 (the length, or for the early first tile the table's
   // row, key_cap: entries past the length may be unset, drop_entries_past_length).
+  auto read_slices = [&](int tile, int key_end, int* pages, int* in_page) {
+#pragma unroll
+    for (int g = 0; g < kSlices; ++g) {
+      const int key = min(slice_key(tile, g), key_end - 1);
+      pages[g] = Kv::lookup(p, w.b, key);
+      in_page[g] = in_page_bytes(key);
+    }
+  };
   auto look_up_tile = [&](int tile, int key_end) {
     if constexpr (Kv::kHasLookup) {
       if constexpr (sliced) {
-#pragma unroll
-        for (int g = 0; g < kSlices; ++g) {
-          const int key = min(slice_key(tile, g), key_end - 1);
-          next_pages[g] = Kv::lookup(p, w.b, key);
-          next_in_page_bytes[g] = in_page_bytes(key);
-        }
+        read_slices(tile, key_end, next_pages, next_in_page_bytes);
       } else {
 #pragma unroll
         for (int j = 0; j < kLoadsPerThread; ++j) {
@@ -328,12 +331,37 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   auto count_tiles = [&]() {
     return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
   };
-  auto issue_prologue = [&](int from_stage, int known_tiles) {
+  // Sliced pages: the prologue's look-ups all go out before its first issue (read_ahead), in
+  // one round trip. Looked up stage by stage, each stage's copy waited for its own look-up: with
+  // three stages the paged ramp held one more round trip than the look-up's own (mha-tune phases,
+  // run 87: the first tile landed 1.4-2.5 us after the contiguous one's at 8,192 keys).
+  int ahead_pages[kStages - 1][kSlices];
+  int ahead_in_page_bytes[kStages - 1][kSlices];
+  auto read_ahead = [&](int from_stage, int known_tiles) {
+    if constexpr (sliced) {
+#pragma unroll
+      for (int s = 0; s < kStages - 1; ++s)
+        if (s >= from_stage && s < known_tiles)
+          read_slices(block_tile<T>(p, w, s), w.n, ahead_pages[s], ahead_in_page_bytes[s]);
+    }
+  };
+  // Issues the prologue's stages [from_stage, to_stage).
+  auto issue_prologue = [&](int from_stage, int to_stage, int known_tiles) {
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < from_stage) continue;
+      if (s < from_stage || s >= to_stage) continue;
       if (s < known_tiles) {
-        if (s > 0 || !(Kv::kHasLookup && first_tile_early)) look_up_tile(block_tile<T>(p, w, s), w.n);
+        if constexpr (sliced) {
+          if (s > 0 || !first_tile_early) {
+#pragma unroll
+            for (int g = 0; g < kSlices; ++g) {
+              next_pages[g] = ahead_pages[s][g];
+              next_in_page_bytes[g] = ahead_in_page_bytes[s][g];
+            }
+          }
+        } else if (s > 0 || !(Kv::kHasLookup && first_tile_early)) {
+          look_up_tile(block_tile<T>(p, w, s), w.n);
+        }
         if (s == 0) point_sources_at(w.first_tile);
         // The early path's prologue tests every row (a few instructions, once a step): with both
         // forms inlined at each of its issue sites its code doubled (SASS).
@@ -371,14 +399,20 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     }
   } else {
     if constexpr (kFirstTileEarly) block_length<T>(p, w, sequence_length(p, w));  // (plans: known)
-    issue_prologue(0, count_tiles());
+    read_ahead(0, count_tiles());
+    issue_prologue(0, kStages - 1, count_tiles());
   }
+  // A paged early path copies its first tile once the length is in. With sliced pages its later
+  // prologue tiles follow Q's load, so that their look-ups' round trip overlaps Q's; per-row
+  // look-ups (one tile's in registers at a time) copy every prologue tile before Q.
   const int seq_len = kFirstTileEarly ? sequence_length(p, w) : w.n;
+  constexpr int kStagesBeforeQ = Kv::kHasLookup && !sliced ? kStages - 1 : 1;
   if constexpr (kFirstTileEarly && Kv::kHasLookup) {
     if (first_tile_early) {
       block_length<T>(p, w, seq_len);
       drop_entries_past_length();
-      issue_prologue(0, count_tiles());
+      read_ahead(1, count_tiles());
+      issue_prologue(0, kStagesBeforeQ, count_tiles());
     }
   }
   // Heads on the MMA rows (decode_stages.cuh) or, for WM = 8, on its columns
@@ -387,11 +421,13 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   Math math;
   math.start(p, smem, w.b, head0, rows, tid, warp_m, lane);
   const ScoreScaling scaling = score_scaling<T>(p, kv_head);
-  if constexpr (kFirstTileEarly && !Kv::kHasLookup) {
+  if constexpr (kFirstTileEarly) {
     if (first_tile_early) {
-      block_length<T>(p, w, seq_len);
-      point_sources_at(block_run_tile<T>(w, 1));
-      issue_prologue(1, count_tiles());
+      if constexpr (!Kv::kHasLookup) {
+        block_length<T>(p, w, seq_len);
+        point_sources_at(block_run_tile<T>(w, 1));
+      }
+      issue_prologue(kStagesBeforeQ, kStages - 1, count_tiles());
     }
   }
   const int num_tiles = count_tiles();
