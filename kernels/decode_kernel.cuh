@@ -318,11 +318,12 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // partitions, a mask visible from key 0) a block's first tile is known before its length
   // (block_work). A contiguous cache copies it at once: every row of it lies within the sequence's
   // max_keys slot. A paged cache looks its pages up at once, clamped to the table's row, and
-  // copies once the length is in (before Q, so Q's round trip overlaps the copies'). The length's
-  // load goes out next. Contiguous: the first copy, the Q rows and the length then travel in one
-  // round trip, where the length was a dependent load before the first copy of every step
-  // (0.1-0.2 us on short steps, run 66; with Q staged after the length nothing was gained, run
-  // 68); paged: the length and the look-up travel together, where they were two round trips.
+  // copies once the length is in. The length's and Q's loads go out next. Contiguous: the first
+  // copy, the Q rows and the length then travel in one round trip, where the length was a
+  // dependent load before the first copy of every step (0.1-0.2 us on short steps, run 66; with Q
+  // staged after the length nothing was gained, run 68); paged: the look-up, the length and Q
+  // travel together, ahead of the first copies (Q's load sent after them waited behind every
+  // block's first tile: run 88).
   // Stage s holds the block's tile s; other paths (plans, windows, a paged batch whose table has
   // no column) issue the prologue once the length is known.
   int key_cap = 0;  // paged: the keys a table row can address
@@ -402,10 +403,13 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     read_ahead(0, count_tiles());
     issue_prologue(0, kStages - 1, count_tiles());
   }
-  // A paged early path copies its first tile once the length is in. With sliced pages its later
-  // prologue tiles follow Q's load, so that their look-ups' round trip overlaps Q's; per-row
-  // look-ups (one tile's in registers at a time) copy every prologue tile before Q.
+  // The length and Q's rows go out next (the Q rows into registers; shared memory takes them in
+  // math.start). A paged early path copies its first tile once the length is in; with sliced
+  // pages its later prologue tiles follow Q into shared memory, so that their look-ups (read_ahead,
+  // sent before the first tile's copies) have time to return; per-row look-ups (one tile's in
+  // registers at a time) copy every prologue tile first.
   const int seq_len = kFirstTileEarly ? sequence_length(p, w) : w.n;
+  const QChunks<T> q = load_q<T>(p, w.b, head0, rows, tid);
   constexpr int kStagesBeforeQ = Kv::kHasLookup && !sliced ? kStages - 1 : 1;
   if constexpr (kFirstTileEarly && Kv::kHasLookup) {
     if (first_tile_early) {
@@ -419,7 +423,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
   using Math = std::conditional_t<T::kHeadsAsColumns, ColumnsMath<T>, RowsMath<T>>;
   Math math;
-  math.start(p, smem, w.b, head0, rows, tid, warp_m, lane);
+  math.start(q, smem, tid, warp_m, lane);
   const ScoreScaling scaling = score_scaling<T>(p, kv_head);
   if constexpr (kFirstTileEarly) {
     if (first_tile_early) {

@@ -1,7 +1,8 @@
 // The stages of one decode block, in the order decode_kernel.cuh runs them (the K/V copy into the
 // cp.async pipeline stays in the kernel, as lambdas over its registers):
 //   block_work         which key tiles of which sequence this block reads, and where it writes
-//   stage_q            the block's query rows into shared memory (both MMA orientations)
+//   load_q, stage_q    the block's query rows into registers, then shared memory (both
+//                      MMA orientations)
 //   load_q_fragments   this warp's query rows into MMA fragments, once
 //   score_tile         S = Q·Kᵀ for one tile
 //   convert_tile       fp8 caches, heads on the MMA rows: the landed K/V tile into fp16 tiles the
@@ -153,34 +154,49 @@ __device__ __forceinline__ void block_length(const DecodeParams& p, BlockWork& w
   w.num_tiles = own.count;
 }
 
-// The block's Q rows into shared memory (rows past the group are zeros), swizzled for ldmatrix.
-// With an fp8 cache a bf16 q becomes fp16 here, rounded to nearest and saturated at fp16's range
-// (±65504; |q| below 2^-14 keeps fewer bits).
+// The block's Q rows, in flight: each thread's chunks of them, loaded into registers by load_q
+// (rows past the group are zeros) and stored by stage_q. Apart so that a paged step can send Q's
+// loads out with its first look-up and the length, ahead of its first tile's copies (decode_kernel).
 template <class T>
-__device__ __forceinline__ const typename T::MmaElem* stage_q(const DecodeParams& p,
-                                                              unsigned char* smem, int b,
-                                                              int head0, int rows, int tid) {
-  using Elem = typename T::MmaElem;
+struct QChunks {
+  static constexpr int kChunks = T::kBM * T::kChunksPerRow;
+  static constexpr int kPerThread = (kChunks + T::kThreads - 1) / T::kThreads;
+  uint4 loaded[kPerThread];
+};
+
+// Every load before any store: as a loop over i += threads, ptxas stored the first chunk before
+// loading the next, two round trips for BM 16 (SASS), on the ramp of every step.
+template <class T>
+__device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, int head0, int rows,
+                                             int tid) {
   using Q = typename T::Elem;
   constexpr int kCpr = T::kChunksPerRow, kDepth = T::kDepth;
-  Elem* q_s = reinterpret_cast<Elem*>(smem + DecodeSmemLayout<T>::kQ);
   const Q* q_g = static_cast<const Q*>(p.q) + (static_cast<long long>(b) * p.heads + head0) * kDepth;
-  // Every load before any store: as a loop over i += threads, ptxas stored the first chunk before
-  // loading the next, two round trips for BM 16 (SASS), on the ramp of every step.
-  constexpr int kChunks = T::kBM * kCpr;
-  constexpr int kPerThread = (kChunks + T::kThreads - 1) / T::kThreads;
-  uint4 loaded[kPerThread];
+  QChunks<T> q;
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
+  for (int k = 0; k < QChunks<T>::kPerThread; ++k) {
     const int i = tid + k * T::kThreads, r = i / kCpr, c = i % kCpr;
-    loaded[k] = make_uint4(0, 0, 0, 0);
-    if (i < kChunks && r < rows) loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
+    q.loaded[k] = make_uint4(0, 0, 0, 0);
+    if (i < QChunks<T>::kChunks && r < rows) q.loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
   }
+  return q;
+}
+
+// The block's Q rows into shared memory, swizzled for ldmatrix. With an fp8 cache a bf16 q
+// becomes fp16 here, rounded to nearest and saturated at fp16's range (±65504; |q| below 2^-14
+// keeps fewer bits).
+template <class T>
+__device__ __forceinline__ const typename T::MmaElem* stage_q(const QChunks<T>& q,
+                                                              unsigned char* smem, int tid) {
+  using Elem = typename T::MmaElem;
+  using Q = typename T::Elem;
+  constexpr int kCpr = T::kChunksPerRow;
+  Elem* q_s = reinterpret_cast<Elem*>(smem + DecodeSmemLayout<T>::kQ);
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
+  for (int k = 0; k < QChunks<T>::kPerThread; ++k) {
     const int i = tid + k * T::kThreads, r = i / kCpr, c = i % kCpr;
-    if (i >= kChunks) break;
-    uint4 v = loaded[k];
+    if (i >= QChunks<T>::kChunks) break;
+    uint4 v = q.loaded[k];
     if constexpr (!std::is_same_v<Q, Elem>) {
       uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -198,11 +214,11 @@ __device__ __forceinline__ const typename T::MmaElem* stage_q(const DecodeParams
 
 // The warp's Q rows into MMA A fragments kept in registers for the whole key loop.
 template <class T>
-__device__ __forceinline__ void load_q_fragments(
-    const DecodeParams& p, unsigned char* smem, int b, int head0, int rows, int tid, int warp_m,
-    int lane, uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
+__device__ __forceinline__ void load_q_fragments(const QChunks<T>& q, unsigned char* smem, int tid,
+                                                 int warp_m, int lane,
+                                                 uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
   constexpr int kCpr = T::kChunksPerRow;
-  const typename T::MmaElem* q_s = stage_q<T>(p, smem, b, head0, rows, tid);
+  const typename T::MmaElem* q_s = stage_q<T>(q, smem, tid);
 #pragma unroll
   for (int mt = 0; mt < T::kWM / 16; ++mt)
 #pragma unroll
@@ -651,9 +667,9 @@ struct RowsMath {
   uint32_t q_frag[T::kWM / 16][T::kDepth / 16][4];
   RowState<T> st;
 
-  __device__ __forceinline__ void start(const DecodeParams& p, unsigned char* smem, int b,
-                                        int head0, int rows, int tid, int warp_m, int lane) {
-    load_q_fragments<T>(p, smem, b, head0, rows, tid, warp_m, lane, q_frag);
+  __device__ __forceinline__ void start(const QChunks<T>& q, unsigned char* smem, int tid,
+                                        int warp_m, int lane) {
+    load_q_fragments<T>(q, smem, tid, warp_m, lane, q_frag);
 #pragma unroll
     for (int mt = 0; mt < T::kWM / 16; ++mt) {
       st.row_max[mt][0] = st.row_max[mt][1] = -INFINITY;

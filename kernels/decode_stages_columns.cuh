@@ -15,7 +15,7 @@
 // output accumulators. Thread lane holds heads c·8 + 2·(lane%4) and +1 of keys (or depth
 // columns) lane/4 and lane/4 + 8, so the softmax reduces over keys across the lanes of equal
 // lane%4 (xor 4, 8, 16) and each thread's 2·C heads keep their own (max, sum).
-// Heads past the group (BM > group) read zero Q rows (stage_q): their state is finite and the
+// Heads past the group (BM > group) read zero Q rows (load_q): their state is finite and the
 // epilogue never writes them (`rows`).
 // fp8 caches (T::kFp8InRegisters): ldmatrix reads the fp8 stage (16 keys × 32 depth bytes per
 // x4) and the fragments become fp16 in registers; the depth order inside a 16-wide slab is
@@ -68,9 +68,9 @@ struct ColumnsMath {
   // from the thread index every tile (SASS).
   int fp8_lane_off[kFp8PairOffsets];
 
-  __device__ __forceinline__ void start(const DecodeParams& p, unsigned char* smem, int b,
-                                        int head0, int rows, int tid, int /*warp_m*/, int lane) {
-    const Elem* q_s = stage_q<T>(p, smem, b, head0, rows, tid);
+  __device__ __forceinline__ void start(const QChunks<T>& q, unsigned char* smem, int tid,
+                                        int /*warp_m*/, int lane) {
+    const Elem* q_s = stage_q<T>(q, smem, tid);
     if constexpr (T::kFp8InRegisters) {
       start_fp8(q_s, tid, lane);
     } else {
