@@ -334,8 +334,10 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   };
   // Sliced pages: the prologue's look-ups all go out before its first issue (read_ahead), in
   // one round trip. Looked up stage by stage, each stage's copy waited for its own look-up: with
-  // three stages the paged ramp held one more round trip than the look-up's own (mha-tune phases,
-  // run 87: the first tile landed 1.4-2.5 us after the contiguous one's at 8,192 keys).
+  // three stages the paged ramp held one more round trip than the first look-up's own (mha-tune
+  // phases, run 87: group 16's first tile landed 1.9-2.8 us after the contiguous one's at 8,192
+  // keys and P 8-32). With Q's load ahead of the first copies too (below), paged b1 8k took 8%
+  // less time and b8 512 11% less (run 89, changes 48-48c against main).
   int ahead_pages[kStages - 1][kSlices];
   int ahead_in_page_bytes[kStages - 1][kSlices];
   auto read_ahead = [&](int from_stage, int known_tiles) {
@@ -546,11 +548,13 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
 }
 
 // The kernel takes the page-slicing choice (a step's page size) once, so each choice compiles to
-// its own straight code. Taken at every look-up and issue, a paged kernel held both paths and
-// their checked copies interleaved (8,360 SASS instructions against 4,984 contiguous, group 16 BM
-// 16 BN 128) and its warps waited on instruction fetch for half their stall samples (ncu, run
-// 86: `no_instruction` 695 of 1,416 against 61 of 772), in the ramp above all: its first tile
-// landed 0.8-2.3 us after the contiguous one's at 8,192 keys (mha-tune phases).
+// its own code, with no test of it in the key loop. Taken at every look-up and issue, both paths
+// sat interleaved in every paged loop (8,360 SASS instructions against 4,984 contiguous, group 16
+// BM 16 BN 128). Split (change 48, runs 87-89), one paged block streaming 8,192 keys spent 7-23%
+// less time in its key loop (mha-tune phases: group 16 BM 16 BN 128 52.0 -> 48.6 us, MQA 41.3 ->
+// 31.7, 32/8 BM 8 72.7 -> 64.2), and paged tiles ran 2-3% faster over all their points. (Under
+// ncu, which flushes the caches, half the paged kernel's stall samples were `no_instruction`
+// before the split and after it: run 86 695 of 1,416, run 87 809 of 1,514; contiguous 61 of 772.)
 template <class T>
 __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams p) {
   extern __shared__ __align__(128) unsigned char smem[];
