@@ -37,8 +37,10 @@ struct KvCopyShape {
   static constexpr int kCopyThreads = kColumnPipelines ? T::kWarpsM * 32 : T::kThreads;
   static constexpr int kCopyRows = kColumnPipelines ? T::kWN : T::kBN;
   static constexpr int kLoadsPerThread = kCopyRows * kCpr / kCopyThreads;
-  static_assert(kCopyRows * kCpr % kCopyThreads == 0, "a pipeline's rows must divide over its threads");
-  static constexpr int kRowsPerLoad = kCopyThreads / kCpr;  // a thread's rows of a tile step by this
+  static_assert(kCopyRows * kCpr % kCopyThreads == 0,
+                "a pipeline's rows must divide over its threads");
+  // A thread's rows of a tile step by this.
+  static constexpr int kRowsPerLoad = kCopyThreads / kCpr;
   static_assert(kCopyThreads % kCpr == 0, "each thread copies one chunk column");
   // Pages of a multiple of 16 rows (every size engines use: 16, 32, 64, 128, ...): each 16-row
   // slice of a tile lies in one page (slices start at multiples of 16), so a thread can look up
@@ -78,9 +80,10 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   if constexpr (!kFirstTileEarly) block_length<T>(p, w, sequence_length(p, w));
 
   // The K/V copy (KvCopyShape: who copies which rows). For a paged cache the pages of a tile are
-  // looked up ahead of its issue: the prologue's and, with pages not a multiple of 16, the loop's
-  // one tile ahead into registers (look_up_tile); in the loop, sliced pages' entries travel
-  // through the pipeline (fetch_entries). Looked up at issue time, paged steps took 1.2-1.4x the
+  // looked up ahead of its issue: the prologue's all at once (sliced pages, read_ahead) or stage
+  // by stage, and with pages not a multiple of 16 the loop's one tile ahead into registers
+  // (look_up_tile); in the loop, sliced pages' entries travel through the pipeline
+  // (fetch_entries). Looked up at issue time, paged steps took 1.2-1.4x the
   // contiguous time (docs/performance.md). Keys past the sequence are zero-filled: their V rows
   // contribute 0 · 0, never NaN. (Lambdas over the kernel's own registers: as a struct holding a
   // reference to the parameters, the paged instances compiled to different address arithmetic.)
@@ -168,7 +171,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
       } else {
 #pragma unroll
         for (int j = 0; j < kLoadsPerThread; ++j) {
-          const int key = min(tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr, key_end - 1);
+          const int row = copy_row0 + (copy_tid + j * kCopyThreads) / kCpr;
+          const int key = min(tile * kBN + row, key_end - 1);
           next_pages[j] = Kv::lookup(p, w.b, key);
           next_in_page_bytes[j] = in_page_bytes(key);
         }
@@ -473,7 +477,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     if (it == 0) phase::decode_cycle(p, phase::kFirstTileCycle);
     if (it + kStages - 1 < num_tiles) {
       const int tile = block_run_tile<T>(w, it + kStages - 1);
-      if constexpr (sliced) take_entries(tile, read_stage);  // fetched with tile `it`, in its stage's slot
+      // Sliced pages: the entries came with tile `it`, in its stage's slot.
+      if constexpr (sliced) take_entries(tile, read_stage);
       issue(tile, write_stage);
       if constexpr (sliced) {
         if (it + 2 * kStages - 2 < num_tiles)

@@ -156,7 +156,8 @@ __device__ __forceinline__ void block_length(const DecodeParams& p, BlockWork& w
 
 // The block's Q rows, in flight: each thread's chunks of them, loaded into registers by load_q
 // (rows past the group are zeros) and stored by stage_q. Apart so that a paged step can send Q's
-// loads out with its first look-up and the length, ahead of its first tile's copies (decode_kernel).
+// loads out with its first look-up and the length, ahead of its first tile's copies
+// (decode_kernel).
 template <class T>
 struct QChunks {
   static constexpr int kChunks = T::kBM * T::kChunksPerRow;
@@ -177,7 +178,8 @@ __device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, int h
   for (int k = 0; k < QChunks<T>::kPerThread; ++k) {
     const int i = tid + k * T::kThreads, r = i / kCpr, c = i % kCpr;
     q.loaded[k] = make_uint4(0, 0, 0, 0);
-    if (i < QChunks<T>::kChunks && r < rows) q.loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
+    if (i < QChunks<T>::kChunks && r < rows)
+      q.loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
   }
   return q;
 }
@@ -214,9 +216,9 @@ __device__ __forceinline__ const typename T::MmaElem* stage_q(const QChunks<T>& 
 
 // The warp's Q rows into MMA A fragments kept in registers for the whole key loop.
 template <class T>
-__device__ __forceinline__ void load_q_fragments(const QChunks<T>& q, unsigned char* smem, int tid,
-                                                 int warp_m, int lane,
-                                                 uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
+__device__ __forceinline__ void load_q_fragments(
+    const QChunks<T>& q, unsigned char* smem, int tid, int warp_m, int lane,
+    uint32_t (&q_frag)[T::kWM / 16][T::kDepth / 16][4]) {
   constexpr int kCpr = T::kChunksPerRow;
   const typename T::MmaElem* q_s = stage_q<T>(q, smem, tid);
 #pragma unroll
