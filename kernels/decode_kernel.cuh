@@ -196,7 +196,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     return slots + slot * kEntriesPerStage + copy_row0 / kSliceRows + g;
   };
   auto fetch_entries = [&](int tile, int slot) {
-    if constexpr (kSliceable) {
+    if constexpr (sliced) {
       if (copy_tid < kSlices) {
         const int key = min(tile * kBN + copy_row0 + copy_tid * kSliceRows, w.n - 1);
         ptx::cp_async_4(entry_slot(slot, copy_tid), Kv::table_entry(p, w.b, key));
@@ -205,7 +205,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   };
   // Rows past the length get an in-page offset past it too: copy_row drops them.
   auto take_entries = [&](int tile, int slot) {
-    if constexpr (kSliceable) {
+    if constexpr (sliced) {
 #pragma unroll
       for (int g = 0; g < kSlices; ++g) {
         next_pages[g] = *entry_slot(slot, g);
