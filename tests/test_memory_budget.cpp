@@ -7,6 +7,7 @@
 
 #include "memory_budget.h"
 #include "reference.h"
+#include "split_plan.h"
 
 namespace mha {
 namespace {
@@ -39,6 +40,17 @@ TEST(MemoryBudget, ContiguousCopiesOutputsAndPartials) {
                                      need.reserve_bytes);
   // The fused reduce adds its per-row counters.
   EXPECT_DOUBLE_EQ(problem_device_bytes(p, 3, true).outputs_bytes, need.outputs_bytes + rows * 4);
+}
+
+TEST(MemoryBudget, ClusterSplitsWriteNoPartials) {
+  // Cluster splits are encoded as P + kClusterSplitBase on the partitions axis: the partials are
+  // sized by the largest fixed count beside them, not by the encoding.
+  const Problem fixed = problem(6, 512, {1, 3, 7});
+  const Problem with_clusters = problem(6, 512, {1, 3, 7, encode_cluster_split(8)});
+  EXPECT_DOUBLE_EQ(problem_device_bytes(with_clusters, 1).outputs_bytes,
+                   problem_device_bytes(fixed, 1).outputs_bytes);
+  const Problem cluster_only = problem(6, 512, {encode_cluster_split(4)});
+  EXPECT_DOUBLE_EQ(problem_device_bytes(cluster_only, 1).outputs_bytes, 6.0 * 32 * 128 * 2);
 }
 
 TEST(MemoryBudget, PagedCopiesKeepCopyZerosLogicalCacheAndStageTheRest) {

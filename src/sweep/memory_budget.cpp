@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "reference.h"
 #include "kinds.h"
+#include "split_plan.h"
 
 namespace mha {
 
@@ -48,9 +49,12 @@ MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_r
   need.inputs_bytes += fixed;
 
   const double rows = double(s.batch) * s.heads;
-  const int partitions = problem.partitions.empty() ? 1
-                                                    : *std::max_element(problem.partitions.begin(),
-                                                                        problem.partitions.end());
+  // The largest fixed partition count sizes the partials. A cluster split (P + 2^20 on the axis)
+  // keeps its partials in distributed shared memory, and a plan (negative) is not counted here:
+  // read as counts, cluster8 asked 390 GiB for batch 6 at 128 heads (run 89's verify).
+  int partitions = 1;
+  for (int p : problem.partitions)
+    if (!is_split_plan(p) && !is_cluster_split(p)) partitions = std::max(partitions, p);
   need.outputs_bytes = rows * s.depth * element_bytes(s.out_dtype);
   if (partitions > 1) {
     need.outputs_bytes += rows * partitions * (s.depth + 2) * 4.0;
