@@ -95,7 +95,7 @@ int run_verify(const VerifyOptions& o) {
   fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {}\n", "kernel", "problem", "P", "rel_l2", "max_abs", "status");
   struct Tally { int passed = 0, total = 0; double worst = 0; };
   std::map<std::string, Tally> per_kernel;
-  int failures = 0, points = 0;
+  int failures = 0, points = 0, passed = 0;
   for (const KernelEntry* k : kernels) {
     std::vector<Problem>& problems = problems_of[k->name];
     Tally& tally = per_kernel[k->name];
@@ -121,6 +121,7 @@ int run_verify(const VerifyOptions& o) {
         ++tally.total;
         const bool ok = r.status == Status::kPassed;
         tally.passed += ok;
+        passed += ok;
         tally.worst = std::max(tally.worst, r.error.rel_l2);
         if (!ok && r.status != Status::kNotSupported) ++failures;
         if (!o.quiet || !ok)
@@ -137,7 +138,16 @@ int run_verify(const VerifyOptions& o) {
              "kernel", "passed", "worst_rel_l2");
   for (const auto& [name, t] : per_kernel)
     fmt::print("{:<70} {:>4}/{:<4} {:>12.3e}\n", name, t.passed, t.total, t.worst);
-  fmt::print("{} point(s), {} failed, over {} kernel(s)\n", points, failures, kernels.size());
+  // Points this GPU could not run (too large, or a split the kernel cannot take) are listed
+  // above; the summary says how many, and a run that verified none of its points fails.
+  const int unsupported = points - passed - failures;
+  fmt::print("{} point(s), {} failed, over {} kernel(s){}\n", points, failures, kernels.size(),
+             unsupported > 0 ? fmt::format("; {} of them not supported here (listed above)", unsupported)
+                             : std::string());
+  if (passed == 0 && failures == 0) {
+    fmt::print("verify: no point could run on this GPU; nothing was verified\n");
+    return kExitFailure;
+  }
   return failures > 0 ? kExitFailure : kExitOk;
 }
 
