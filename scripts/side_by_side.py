@@ -11,13 +11,13 @@ Prints markdown; exits 2 on unreadable or mismatched inputs, 1 when no problem h
 default and a timed peer (nothing compared is not a pass). Standard library only.
 """
 import argparse
-import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 import mha_report  # noqa: E402
-from mha_report import ReportError, geomean, is_ragged, split_label  # noqa: E402
+from mha_report import (CLUSTER_SPLIT_BASE, ReportError, geomean, is_ragged,  # noqa: E402
+                        split_label)
 
 SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
          "peer_flashinfer_xqa": "FI xqa", "peer_flashinfer_cudnn": "FI cuDNN",
@@ -39,6 +39,13 @@ def category(problem):
     return f"{kind}, {problem['kv'] + str(problem['page_size']) if problem['kv'] != 'contig' else 'contig'}"
 
 
+def writes_no_partials(row):
+    """A split whose bytes are the step's alone: P = 1, or a cluster split (its partials stay in
+    distributed shared memory). Other splits' bytes count their partials' write and read."""
+    p = row["partitions"]
+    return p == 1 or p > CLUSTER_SPLIT_BASE
+
+
 def build_table(ours, peers, defaults):
     if any(r["kernel"].startswith("peer_") for r in ours["rows"]):
         raise ReportError("the first report holds peer rows: give the sweep's report first")
@@ -52,7 +59,7 @@ def build_table(ours, peers, defaults):
         if name not in problems:
             order.append(name)
             problems[name] = r["problem"]
-        if r["partitions"] == 1:
+        if writes_no_partials(r):  # a P-1 or cluster split: the step's own bytes, no partials
             floor_bytes[name] = r["bytes"]
         if r.get("floor_us", 0) > 0:
             read_floor[name] = r["floor_us"]
@@ -81,7 +88,7 @@ def build_table(ours, peers, defaults):
         d = points.get((name, *choice)) if choice else None
         cells = peer_cells.get(name, {})
         timed = {k: r["time"]["median_us"] for k, r in cells.items() if r["status"] == "passed"}
-        floor = floor_bytes.get(name, math.nan) / (peak * 1e3) if peak else math.nan
+        floor_text = f"{floor_bytes[name] / (peak * 1e3):.2f}" if peak and name in floor_bytes else "—"
         peer_text = []
         for n in peer_names:
             r = cells.get(n)
@@ -106,7 +113,7 @@ def build_table(ours, peers, defaults):
         btext = (f"{best[name]['time']['median_us']:.2f} ({split_label(best[name])})"
                  if name in best else "—")
         lines.append(f"| {name} | {category(prob)} | {dtext} | {btext} | " + " | ".join(peer_text)
-                     + f" | {floor:.2f} | {read_text} | {best_peer_text} | {ratio_text} |")
+                     + f" | {floor_text} | {read_text} | {best_peer_text} | {ratio_text} |")
     if not ratios:
         raise LookupError("no problem has both a tuned default and a timed peer: were the sweep and "
                           "the peers run on the same suite?")
@@ -121,8 +128,9 @@ def build_table(ours, peers, defaults):
                          f"(min {min(v):.2f}, max {max(v):.2f})")
     lines.append(f"\nProblems where the default is more than 2% slower than the best peer: {len(misses)}")
     lines += [f"- {m}" for m in misses]
-    lines.append("\nfloor: the step's bytes over the peak read bandwidth; read: a plain streaming read of "
-                 "the same visible K/V bytes, launched like a step (— where the sweep did not time it).")
+    lines.append("\nfloor: the step's bytes without partials (a P-1 or cluster split's) over the peak read "
+                 "bandwidth; read: a plain streaming read of the same visible K/V bytes, launched like a "
+                 "step (—: the sweep timed no such split, or no read).")
     lines.append("n/s: the peer cannot compute the problem (its row gives the reason); wrong: it "
                  "failed verification; fail: it raised or crashed (reason in the report).")
     return "\n".join(lines)

@@ -71,6 +71,19 @@ class SideBySideTest(unittest.TestCase):
         self.assertIn("**1.250**", r.stdout)
         self.assertIn("more than 2% slower than the best peer: 0", r.stdout)
 
+    def test_floor_from_a_cluster_split_when_p1_was_not_swept(self):
+        # Run 92: pages of 128 swept from P 16 up printed a floor of "nan"; a cluster split writes
+        # no partials, so its bytes are the step's; with neither swept the cell says so.
+        ours = copy.deepcopy(OURS)
+        ours["rows"] = [r for r in ours["rows"] if r["partitions"] != 1]
+        cluster = row("decode_a", (1 << 20) + 8, 9.0, floor_us=3.5)
+        cluster["bytes"] = 4.2e6
+        cells = lambda o: next(l for l in self.run_script(o, PEERS, DEFAULTS).stdout.splitlines()
+                               if l.startswith("| p_n1024")).strip("|").split("|")
+        self.assertEqual(cells(ours)[6].strip(), "—")
+        ours["rows"].append(cluster)
+        self.assertEqual(cells(ours)[6].strip(), "1.00")   # 4.2e6 B / 4200 GB/s
+
     def test_slower_default_is_listed(self):
         peers = copy.deepcopy(PEERS)
         peers["rows"][0]["time"]["median_us"] = 6.0

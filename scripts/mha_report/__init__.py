@@ -10,5 +10,5 @@ script that needs no GPU and no plotting library can still read a report.
 """
 from .files import (BUCKET_KEYS, ROW_KEYS, ReportError, check_defaults, check_report,  # noqa: F401
                     load_defaults, load_report, load_report_argument, read_json)
-from .schema import (SCHEMA_VERSION, best_by_problem, bucket_for, geomean,  # noqa: F401
-                     is_ragged, is_timed, ratios_by_kernel, split_label)
+from .schema import (CLUSTER_SPLIT_BASE, SCHEMA_VERSION, best_by_problem, bucket_for,  # noqa: F401
+                     geomean, is_ragged, is_timed, ratios_by_kernel, split_label)
