@@ -159,7 +159,10 @@ ResultRow row_from_json(const json& j, const std::string& w) {
       fail(where, f.key, e.what());
     }
   }
-  const json& problem = field(j, w, "problem");
+  // A named key, not a literal: a reference bound to field()'s result with a temporary argument is
+  // what g++ 13's -Wdangling-reference warns about (the H200 machine's compiler; run 93).
+  static const std::string kProblemKey = "problem";
+  const json& problem = field(j, w, kProblemKey);
   // Written before fp8 caches: the cache held q's dtype.
   if (!field(j, w, "traits").contains("kv_dtype")) r.traits.kv_dtype = r.traits.dtype;
   if (!problem.contains("kv_dtype")) r.problem.kv_dtype = r.problem.dtype;
