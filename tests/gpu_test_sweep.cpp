@@ -118,14 +118,27 @@ TEST_F(Sweep, ProblemLargerThanFreeMemoryIsNotSupportedAndTheSweepGoesOn) {
 }
 
 TEST_F(Sweep, VerifyReportsAProblemLargerThanFreeMemory) {
-  const int rc =
-      run(std::string(MHA_TUNE_BINARY) + " verify --quiet --problem " + kTooLarge, out("v.log"));
+  // Beside a problem that fits: the large one is listed and counted, not a failure.
+  const int rc = run(std::string(MHA_TUNE_BINARY) + " verify --quiet --problem " + kTooLarge +
+                         " --problem \"batch=1,kv_heads=2,keys=300\"",
+                     out("v.log"));
   const std::string log = read_file(out("v.log"));
   EXPECT_EQ(rc, 0) << log;  // not supported here is not a verification failure
   EXPECT_NE(log.find("not_supported"), std::string::npos) << log;
   EXPECT_NE(log.find("GiB free"), std::string::npos) << log;
+  EXPECT_NE(log.find("of them not supported here"), std::string::npos) << log;
   EXPECT_EQ(log.find(".cu:"), std::string::npos) << log;
   EXPECT_EQ(log.find(".cpp:"), std::string::npos) << log;
+}
+
+TEST_F(Sweep, VerifyOfNothingButProblemsLargerThanFreeMemoryFails) {
+  // Nothing passes on nothing: a run that could verify none of its points says so and fails.
+  const int rc =
+      run(std::string(MHA_TUNE_BINARY) + " verify --quiet --problem " + kTooLarge, out("v0.log"));
+  const std::string log = read_file(out("v0.log"));
+  EXPECT_EQ(rc, 1) << log;
+  EXPECT_NE(log.find("nothing was verified"), std::string::npos) << log;
+  EXPECT_NE(log.find("GiB free"), std::string::npos) << log;
 }
 
 }  // namespace
