@@ -16,8 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 import mha_report  # noqa: E402
-from mha_report import (CLUSTER_SPLIT_BASE, ReportError, geomean, is_ragged,  # noqa: E402
-                        split_label)
+from mha_report import (ReportError, geomean, is_ragged, split_label,  # noqa: E402
+                        writes_no_partials)
 
 SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
          "peer_flashinfer_xqa": "FI xqa", "peer_flashinfer_cudnn": "FI cuDNN",
@@ -37,13 +37,6 @@ def category(problem):
         return "sink/window"
     kind = "ragged" if is_ragged(problem) else "uniform"
     return f"{kind}, {problem['kv'] + str(problem['page_size']) if problem['kv'] != 'contig' else 'contig'}"
-
-
-def writes_no_partials(row):
-    """A split whose bytes are the step's alone: P = 1, or a cluster split (its partials stay in
-    distributed shared memory). Other splits' bytes count their partials' write and read."""
-    p = row["partitions"]
-    return p == 1 or p > CLUSTER_SPLIT_BASE
 
 
 def build_table(ours, peers, defaults):

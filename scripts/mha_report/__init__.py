@@ -11,4 +11,5 @@ script that needs no GPU and no plotting library can still read a report.
 from .files import (BUCKET_KEYS, ROW_KEYS, ReportError, check_defaults, check_report,  # noqa: F401
                     load_defaults, load_report, load_report_argument, read_json)
 from .schema import (CLUSTER_SPLIT_BASE, SCHEMA_VERSION, best_by_problem, bucket_for,  # noqa: F401
-                     geomean, is_ragged, is_timed, ratios_by_kernel, split_label)
+                     geomean, is_ragged, is_timed, ratios_by_kernel, split_label,
+                     writes_no_partials)

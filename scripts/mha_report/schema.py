@@ -29,6 +29,13 @@ def split_label(row):
     return f"plan{code >> PLAN_SHIFT}x{code & ((1 << PLAN_SHIFT) - 1)}"
 
 
+def writes_no_partials(row):
+    """A split whose row bytes are the step's alone: P = 1, or a cluster split (its partials stay
+    in distributed shared memory). Other splits' bytes count their partials' write and read."""
+    p = row["partitions"]
+    return p == 1 or p > CLUSTER_SPLIT_BASE
+
+
 def is_ragged(problem):
     """As select's is_ragged_batch: the sequences' lengths differ. A report lists them only for a
     ragged batch; without the list, a named length set ("lengths") is taken as ragged."""
