@@ -34,6 +34,8 @@ std::string key_path(const std::string& where, const std::string& key) {
   throw UsageError(key_path(where, key) + ": " + what);
 }
 
+// Bind its result to a reference only with named arguments: a literal key is a temporary string,
+// which g++ 13's -Wdangling-reference reports (an error under -DMHA_WERROR=ON on the H200 machine).
 const json& field(const json& j, const std::string& where, const std::string& key) {
   if (!j.is_object()) throw UsageError(where + ": expected a JSON object");
   auto it = j.find(key);
@@ -159,9 +161,7 @@ ResultRow row_from_json(const json& j, const std::string& w) {
       fail(where, f.key, e.what());
     }
   }
-  // A named key, not a literal: a reference bound to field()'s result with a temporary argument is
-  // what g++ 13's -Wdangling-reference warns about (the H200 machine's compiler; run 93).
-  static const std::string kProblemKey = "problem";
+  static const std::string kProblemKey = "problem";  // named: see field()
   const json& problem = field(j, w, kProblemKey);
   // Written before fp8 caches: the cache held q's dtype.
   if (!field(j, w, "traits").contains("kv_dtype")) r.traits.kv_dtype = r.traits.dtype;
@@ -262,8 +262,7 @@ Report report_from_json(const json& j, const std::string& file) {
   }
   Report report;
   report.meta = metadata_from_json(field(j, file + ":", "metadata"), file + ": metadata");
-  // Through an iterator: a reference bound to field()'s result with temporary arguments is what
-  // g++ 13's -Wdangling-reference warns about.
+  // Through an iterator, not field(): see there.
   const auto rows_it = j.find("rows");
   if (rows_it == j.end()) throw UsageError(file + ": rows: missing");
   const json& rows = *rows_it;
