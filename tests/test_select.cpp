@@ -542,3 +542,104 @@ TEST(ReadPartitionRule, RejectsAFileWithoutARule) {
 
 }  // namespace
 }  // namespace mha
+
+namespace mha {
+namespace {
+
+Report synthetic_report_with_keys(std::initializer_list<int> lengths) {
+  Report all = synthetic_report();
+  Report r = all;
+  r.rows.clear();
+  for (const ResultRow& row : all.rows)
+    if (std::find(lengths.begin(), lengths.end(), row.problem.keys) != lengths.end())
+      r.rows.push_back(row);
+  return r;
+}
+
+TEST(Select, DefaultsComeFromTheBucketThenTheModelThenTheTable) {
+  const Selection s = select_defaults({synthetic_report()}, {"synthetic.json"});
+  ProblemShape measured = synthetic_report().rows.front().problem;
+  EXPECT_EQ(choose_default(s, measured).source, "bucket");
+  ProblemShape unmeasured = measured;
+  unmeasured.batch = 3;
+  unmeasured.keys = 3000;
+  const DefaultChoice m = choose_default(s, unmeasured);
+  EXPECT_EQ(m.source, "model");
+  EXPECT_GT(m.predicted_us, 0);
+  EXPECT_FALSE(m.runner_up.empty());
+  ProblemShape ragged = unmeasured;  // plans adapt when they run: ragged batches keep the table
+  ragged.lengths = "ragged3000-100-100";
+  ragged.ragged_lengths = {3000, 100, 100};
+  EXPECT_EQ(choose_default(s, ragged).source, "table");
+}
+
+TEST(Select, HoldsOutEachBatchAndEachFamily) {
+  const Selection s = select_defaults({synthetic_report()}, {"synthetic.json"});
+  ASSERT_EQ(s.batch_holdout.size(), 4u);  // batches 1, 2, 4, 16
+  for (const HoldoutCost& h : s.batch_holdout) {
+    EXPECT_EQ(h.problems, 4) << h.held_out;
+    EXPECT_EQ(h.model_uncovered, 0) << h.held_out;
+    EXPECT_GE(h.model_geomean_cost, 1.0) << h.held_out;
+    EXPECT_GE(h.model_worst_cost, h.model_geomean_cost) << h.held_out;
+  }
+  EXPECT_TRUE(s.family_holdout.empty());  // one family: nothing to hold out against
+  for (const HoldoutCost& h : s.holdout) EXPECT_EQ(h.held_out, "keys=" + std::to_string(h.keys));
+}
+
+TEST(Select, AProblemWhoseEveryRowFailedIsNamed) {
+  Report r = synthetic_report();
+  ResultRow broken = r.rows.front();
+  broken.problem.name = "broken_problem";
+  broken.status = Status::kIncorrect;
+  r.rows.push_back(broken);
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.failed_problems, std::vector<std::string>{"broken_problem"});
+  EXPECT_EQ(selection_to_json(s)["failed_problems"][0], "broken_problem");
+  EXPECT_NE(selection_summary(s).find("broken_problem"), std::string::npos);
+}
+
+TEST(SelectEvaluate, PricesHeldOutProblemsByTheirOwnTimes) {
+  const auto dir = temp_dir();
+  const std::string train = (dir / "train.json").string(), test = (dir / "test.json").string();
+  const Report tr = synthetic_report_with_keys({512, 8192, 32768});
+  const Report te = synthetic_report_with_keys({2048});
+  write_report_json(train, tr.meta, tr.rows);
+  write_report_json(test, te.meta, te.rows);
+  SelectExtras extras;
+  extras.evaluate_paths = {test};
+  extras.evaluation_json = (dir / "evaluation.json").string();
+  ASSERT_EQ(run_select({train}, "", "", extras), 0);
+  std::ifstream in(extras.evaluation_json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["overall"]["problems"], 4);
+  EXPECT_EQ(j["overall"]["uncovered"], 0);
+  EXPECT_EQ(j["by_batch"].size(), 4u);
+  ASSERT_EQ(j["by_kind"].size(), 1u);
+  EXPECT_EQ(j["by_kind"][0]["group"], "contig");
+  for (const auto& p : j["problems"]) {
+    EXPECT_EQ(p["source"], "model") << p["problem"];
+    EXPECT_GE(p["cost"].get<double>(), 1.0) << p["problem"];
+    EXPECT_NEAR(p["cost"].get<double>(), p["measured_us"].get<double>() / p["best_us"].get<double>(), 1e-9);
+    EXPECT_FALSE(p["in_training"].get<bool>());
+  }
+  EXPECT_LT(j["overall"]["geomean_cost"].get<double>(), 1.2);
+}
+
+TEST(SelectEvaluate, ProblemsOfTheTrainingReportsAreNotHeldOutAndNothingPricedFails) {
+  const auto dir = temp_dir();
+  const std::string train = (dir / "train_only.json").string();
+  const Report tr = synthetic_report_with_keys({512, 8192});
+  write_report_json(train, tr.meta, tr.rows);
+  SelectExtras extras;
+  extras.evaluate_paths = {train};
+  EXPECT_EQ(run_select({train}, "", "", extras), 1);  // every problem in training: nothing evaluated
+  Report other_gpu = tr;
+  other_gpu.meta.gpu_name = "NVIDIA H100";
+  const std::string other = (dir / "other_gpu.json").string();
+  write_report_json(other, other_gpu.meta, other_gpu.rows);
+  extras.evaluate_paths = {other};
+  EXPECT_THROW(run_select({train}, "", "", extras), UsageError);
+}
+
+}  // namespace
+}  // namespace mha

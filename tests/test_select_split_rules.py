@@ -62,10 +62,12 @@ class SelectSplitRules(unittest.TestCase):
         with open(self.out_json) as f:
             j = json.load(f)
         for key in ["schema_version", "gpu_name", "sm_count", "sources", "partition_rule",
-                    "buckets", "cost"]:
+                    "buckets", "cost", "time_model", "failed_problems"]:
             self.assertIn(key, j)
-        self.assertEqual(sorted(j["cost"]), ["definition", "geomean", "holdout_by_length",
-                                             "problems", "ragged_holdout_by_half", "worst"])
+        self.assertEqual(sorted(j["cost"]), ["definition", "geomean", "holdout_by_batch",
+                                             "holdout_by_family", "holdout_by_length",
+                                             "holdout_definition", "problems",
+                                             "ragged_holdout_by_half", "worst"])
         rules = j["split_rules"]["rules"]
         self.assertEqual([r["rule"] for r in rules], RULES)
         for r in rules:

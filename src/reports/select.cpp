@@ -17,6 +17,8 @@
 
 #include "errors.h"
 #include "journal.h"
+#include "measured_problems.h"
+#include "select_evaluate.h"
 #include "split_plan.h"
 #include "split_rules.h"
 
@@ -37,43 +39,6 @@ int ilog2(int x) {
     ++r;
   }
   return r;
-}
-
-std::string tile_id(const KernelTraits& t) {
-  return fmt::format("bm{}_bn{}_bk{}_wm{}_wn{}_t{}_s{}{}", t.bm, t.bn, t.bk, t.wm, t.wn, t.threads,
-                     t.stages, t.warp_split_k ? "_wsk" : "");
-}
-
-struct MeasuredProblem {
-  ProblemShape shape;
-  BucketKey bucket;
-  double best_us = std::numeric_limits<double>::infinity();
-  std::string best_kernel;
-  int best_partitions = 0;
-  std::map<std::string, std::map<int, double>> times;  // tile id -> partitions -> median us
-  std::map<std::string, std::map<int, double>> plan_times;  // tile id -> split plan code -> us
-  std::map<std::string, std::map<int, double>> cluster_times;  // tile id -> cluster split -> us
-  std::map<std::string, const ResultRow*> tile_rows;   // tile id -> a row (kernel, traits)
-};
-
-using Dataset = std::map<std::string, MeasuredProblem>;  // by problem name
-using Subset = std::vector<const MeasuredProblem*>;
-
-// Time of `tile` on `q` at the measured partition count nearest p (in octaves, ties to the
-// smaller); negative when the tile was not measured on q.
-// A split plan (negative p) and a cluster split are looked up exactly: a plan's knobs are not a
-// scale to snap along, and a cluster split is another combine, not a count.
-double time_near(const MeasuredProblem& q, const std::string& tile, int p) {
-  if (is_split_plan(p) || is_cluster_split(p)) {
-    const auto& table = is_split_plan(p) ? q.plan_times : q.cluster_times;
-    auto by_code = table.find(tile);
-    if (by_code == table.end()) return -1;
-    auto t = by_code->second.find(p);
-    return t == by_code->second.end() ? -1 : t->second;
-  }
-  auto it = q.times.find(tile);
-  if (it == q.times.end() || it->second.empty()) return -1;
-  return snap_partitions(it->second, p).time_us;
 }
 
 std::vector<BucketChoice> choose_buckets(const Subset& problems) {
@@ -204,10 +169,13 @@ RuleFit fit_rule(const Subset& problems, const std::vector<BucketChoice>& bucket
   return best;
 }
 
-Selection build(const Subset& problems, int sm_count, int max_partitions) {
+Selection build(const Subset& problems, int sm_count, int max_partitions, double peak_gbps,
+                bool corrects_residuals) {
   Selection s;
   s.sm_count = sm_count;
   s.buckets = choose_buckets(problems);
+  s.model = fit_time_model(model_samples(problems), sm_count, peak_gbps);
+  s.model.corrects_residuals = corrects_residuals;
   const RuleFit fit = fit_rule(problems, s.buckets, sm_count, max_partitions);
   s.rule = fit.rule;
   s.rule_geomean_cost = fit.geomean;
@@ -222,6 +190,14 @@ double lookup_cost(const Selection& s, const MeasuredProblem& q) {
                                        q.bucket.work_units, p.keys, s.sm_count, q.bucket.ragged);
   if (!l.bucket) return -1;
   const double t = time_near(q, tile_id(l.bucket->traits), l.partitions);
+  return t < 0 ? -1 : t / q.best_us;
+}
+
+// Cost of what choose_default answers for q under selection s; negative when not measured.
+double default_cost(const Selection& s, const MeasuredProblem& q) {
+  const DefaultChoice c = choose_default(s, q.shape, measured_on(q));
+  if (c.source.empty()) return -1;
+  const double t = time_near(q, tile_id(c.traits), c.partitions);
   return t < 0 ? -1 : t / q.best_us;
 }
 
@@ -424,8 +400,50 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
   return l;
 }
 
+DefaultChoice choose_default(const Selection& s, const ProblemShape& shape,
+                             const SplitFilter& allowed) {
+  DefaultChoice c;
+  const BucketKey key = bucket_of(shape);
+  const bool ragged = key.ragged;
+  const BucketChoice* exact = exact_bucket(s.buckets, key);
+  if (exact) {
+    c.source = "bucket";
+    c.kernel = exact->kernel;
+    c.traits = exact->traits;
+    c.partitions = exact->partitions;
+    return c;
+  }
+  if (!ragged) {
+    const ModelChoice m = choose_by_model(s.model, shape, allowed);
+    if (m.tile) {
+      c.source = "model";
+      c.kernel = m.tile->kernel;
+      c.traits = m.tile->traits;
+      c.partitions = m.partitions;
+      c.predicted_us = m.predicted_us;
+      c.runner_up = m.runner_up;
+      c.runner_up_us = m.runner_up_us;
+      return c;
+    }
+  }
+  return table_choice(s, shape);
+}
+
+DefaultChoice table_choice(const Selection& s, const ProblemShape& shape) {
+  DefaultChoice c;
+  const BucketKey key = bucket_of(shape);
+  const ConfigLookup l = lookup_config(s, key.dtype, shape.depth, key.group, shape.kv, shape.mask,
+                                       key.work_units, shape.keys, s.sm_count, key.ragged);
+  if (!l.bucket) return c;
+  c.source = "table";
+  c.kernel = l.bucket->kernel;
+  c.traits = l.bucket->traits;
+  c.partitions = l.partitions;
+  return c;
+}
+
 Selection select_defaults(const std::vector<Report>& reports,
-                          const std::vector<std::string>& sources) {
+                          const std::vector<std::string>& sources, bool corrects_residuals) {
   if (reports.empty()) throw UsageError("select: no report given");
   auto source = [&](size_t i) {
     return i < sources.size() ? sources[i] : fmt::format("report {}", i);
@@ -455,55 +473,16 @@ Selection select_defaults(const std::vector<Report>& reports,
       }
     }
   }
-  // Later reports win for a point measured twice.
-  std::map<std::string, const ResultRow*> points;
-  std::vector<std::string> order;
-  for (const Report& r : reports) {
-    for (const ResultRow& row : r.rows) {
-      if (row.status != Status::kPassed || !(row.time.median_us > 0) ||
-          !std::isfinite(row.time.median_us) || row.partitions == 0) {
-        continue;
-      }
-      const std::string key = point_key(row);
-      if (!points.count(key)) order.push_back(key);
-      points[key] = &row;
-    }
-  }
-  if (points.empty()) {
-    std::string names;
-    for (size_t i = 0; i < reports.size(); ++i) names += (i ? ", " : "") + source(i);
-    throw UsageError(names + ": rows: no passed row with a time; nothing to select from");
-  }
-  Dataset data;
-  int max_partitions = 1;
-  for (const std::string& key : order) {
-    const ResultRow& row = *points[key];
-    MeasuredProblem& q = data[row.problem.name];
-    if (q.shape.name.empty()) {
-      q.shape = row.problem;
-      q.bucket = bucket_of(row.problem);
-    }
-    const std::string tile = tile_id(row.traits);
-    auto& by_p = is_split_plan(row.partitions)      ? q.plan_times[tile]
-                 : is_cluster_split(row.partitions) ? q.cluster_times[tile]
-                                                    : q.times[tile];
-    auto it = by_p.find(row.partitions);
-    if (it == by_p.end() || row.time.median_us < it->second)
-      by_p[row.partitions] = row.time.median_us;
-    if (!q.tile_rows.count(tile)) q.tile_rows[tile] = &row;
-    if (row.time.median_us < q.best_us) {
-      q.best_us = row.time.median_us;
-      q.best_kernel = row.kernel;
-      q.best_partitions = row.partitions;
-    }
-    if (!is_split_plan(row.partitions) && !is_cluster_split(row.partitions))
-      max_partitions = std::max(max_partitions, row.partitions);
-  }
+  const MeasuredReports measured = measure_reports(reports, sources, "select");
+  const Dataset& data = measured.problems;
+  const int max_partitions = measured.max_partitions;
+  const double peak_gbps = measured.peak_read_gbps;
 
   const int sm_count = reports[0].meta.sm_count;
   Subset all;
   for (const auto& entry : data) all.push_back(&entry.second);
-  Selection s = build(all, sm_count, max_partitions);
+  Selection s = build(all, sm_count, max_partitions, peak_gbps, corrects_residuals);
+  s.failed_problems = measured.failed_problems;
   s.gpu_name = reports[0].meta.gpu_name;
   s.sources = sources;
 
@@ -525,6 +504,9 @@ Selection select_defaults(const std::vector<Report>& reports,
                                   rule_work_units(q->bucket.work_units, q->bucket.group, b->traits.bm),
                                   q->shape.keys));
     c.rule_cost = rule_t < 0 ? 0 : rule_t / q->best_us;
+    const ModelChoice m = choose_by_model(s.model, q->shape, measured_on(*q));
+    const double model_t = m.tile ? time_near(*q, m.tile->tile, m.partitions) : -1;
+    c.model_cost = model_t < 0 ? 0 : model_t / q->best_us;
     if (cost > 0) {
       log_sum += std::log(cost);
       s.worst_cost = std::max(s.worst_cost, cost);
@@ -534,26 +516,55 @@ Selection select_defaults(const std::vector<Report>& reports,
   }
   s.geomean_cost = n ? std::exp(log_sum / n) : 0;
 
-  // Refit on `train`, evaluate what the refit's lookup answers on `test`.
+  // Refit on `train`, evaluate on `test` what the refit's table lookup answers and what its
+  // defaults (choose_default: the model where no bucket was measured) answer.
   auto held_out = [&](const Subset& train, const Subset& test) {
-    const Selection held = build(train, sm_count, max_partitions);
+    const Selection held = build(train, sm_count, max_partitions, peak_gbps, corrects_residuals);
     HoldoutCost h;
     h.problems = static_cast<int>(test.size());
-    double held_log_sum = 0;
-    int covered = 0;
+    double table_log_sum = 0, model_log_sum = 0;
+    int table_n = 0, model_n = 0;
     for (const MeasuredProblem* q : test) {
       const double cost = lookup_cost(held, *q);
       if (cost < 0) {
         ++h.uncovered;
-        continue;
+      } else {
+        table_log_sum += std::log(cost);
+        h.worst_cost = std::max(h.worst_cost, cost);
+        ++table_n;
       }
-      held_log_sum += std::log(cost);
-      h.worst_cost = std::max(h.worst_cost, cost);
-      ++covered;
+      const double model = default_cost(held, *q);
+      if (model < 0) {
+        ++h.model_uncovered;
+      } else {
+        model_log_sum += std::log(model);
+        h.model_worst_cost = std::max(h.model_worst_cost, model);
+        ++model_n;
+      }
     }
-    h.geomean_cost = covered ? std::exp(held_log_sum / covered) : 0;
+    h.geomean_cost = table_n ? std::exp(table_log_sum / table_n) : 0;
+    h.model_geomean_cost = model_n ? std::exp(model_log_sum / model_n) : 0;
     return h;
   };
+  // One holdout per distinct value of `key_of` (when there are two or more).
+  auto hold_each = [&](auto key_of, const char* name) {
+    std::map<std::string, Subset> by_value;
+    for (const MeasuredProblem* q : all) by_value[key_of(*q)].push_back(q);
+    std::vector<HoldoutCost> out;
+    if (by_value.size() < 2) return out;
+    for (const auto& [value, test] : by_value) {
+      Subset train;
+      for (const MeasuredProblem* q : all)
+        if (key_of(*q) != value) train.push_back(q);
+      HoldoutCost h = held_out(train, test);
+      h.held_out = fmt::format("{}={}", name, value);
+      out.push_back(h);
+    }
+    return out;
+  };
+  s.batch_holdout = hold_each(
+      [](const MeasuredProblem& q) { return std::to_string(q.shape.batch); }, "batch");
+  s.family_holdout = hold_each([](const MeasuredProblem& q) { return model_family(q.shape); }, "family");
   std::set<int> lengths;
   for (const MeasuredProblem* q : all) lengths.insert(q->shape.keys);
   if (lengths.size() >= 2) {
@@ -562,6 +573,7 @@ Selection select_defaults(const std::vector<Report>& reports,
       for (const MeasuredProblem* q : all) (q->shape.keys == keys ? test : train).push_back(q);
       HoldoutCost h = held_out(train, test);
       h.keys = keys;
+      h.held_out = fmt::format("keys={}", keys);
       s.holdout.push_back(h);
     }
   }
@@ -589,6 +601,7 @@ Selection select_defaults(const std::vector<Report>& reports,
         (mix_index.at(mix_key(q)) % 2 == half ? test : train).push_back(q);
       HoldoutCost h = held_out(train, test);
       h.half = half;
+      h.held_out = fmt::format("half={}", half);
       s.ragged_holdout.push_back(h);
     }
   }
@@ -628,21 +641,29 @@ json selection_to_json(const Selection& s) {
                             {"best_kernel", c.best_kernel},
                             {"best_partitions", c.best_partitions},
                             {"cost", c.cost},
-                            {"rule_cost", c.rule_cost}});
+                            {"rule_cost", c.rule_cost},
+                            {"model_cost", c.model_cost}});
   }
   // A holdout list, each entry named by what was held out (`key`: "keys" or "half").
-  auto holdout_json = [](const std::vector<HoldoutCost>& list, const char* key) {
+  auto holdout_json = [](const std::vector<HoldoutCost>& list) {
     json out = json::array();
-    for (const HoldoutCost& h : list)
-      out.push_back(json{{key, std::string(key) == "keys" ? h.keys : h.half},
-                         {"problems", h.problems},
-                         {"uncovered", h.uncovered},
-                         {"geomean_cost", h.geomean_cost},
-                         {"worst_cost", h.worst_cost}});
+    for (const HoldoutCost& h : list) {
+      json e{{"held_out", h.held_out},
+             {"problems", h.problems},
+             {"uncovered", h.uncovered},
+             {"geomean_cost", h.geomean_cost},
+             {"worst_cost", h.worst_cost},
+             {"model_uncovered", h.model_uncovered},
+             {"model_geomean_cost", h.model_geomean_cost},
+             {"model_worst_cost", h.model_worst_cost}};
+      if (h.keys > 0) e["keys"] = h.keys;
+      if (h.half >= 0) e["half"] = h.half;
+      out.push_back(e);
+    }
     return out;
   };
-  const json holdout = holdout_json(s.holdout, "keys");
-  const json ragged_holdout = holdout_json(s.ragged_holdout, "half");
+  const json holdout = holdout_json(s.holdout);
+  const json ragged_holdout = holdout_json(s.ragged_holdout);
   json rules = json::array();
   for (const SplitRuleCost& c : s.split_rules) {
     json per_problem = json::array();
@@ -683,8 +704,16 @@ json selection_to_json(const Selection& s) {
                 {"geomean", s.geomean_cost},
                 {"worst", s.worst_cost},
                 {"problems", problems},
+                {"holdout_definition",
+                 "refit without the held-out problems; geomean_cost/worst_cost: the table's "
+                 "lookup (nearest bucket and the partition rule); model_*: the defaults "
+                 "(choose_default: a measured bucket, else the time model, else the table)"},
                 {"holdout_by_length", holdout},
-                {"ragged_holdout_by_half", ragged_holdout}}},
+                {"ragged_holdout_by_half", ragged_holdout},
+                {"holdout_by_batch", holdout_json(s.batch_holdout)},
+                {"holdout_by_family", holdout_json(s.family_holdout)}}},
+              {"failed_problems", s.failed_problems},
+              {"time_model", time_model_to_json(s.model)},
               {"split_rules",
                {{"definition",
                  "each rule's partitions with the bucket default's tile, at the nearest measured "
@@ -860,20 +889,29 @@ std::string selection_summary(const Selection& s) {
       s.rule.max_partitions, s.rule_geomean_cost, s.rule_worst_cost);
   out += fmt::format("Cost of the defaults (time / best measured): geomean {:.3f}, worst {:.3f}\n",
                      s.geomean_cost, s.worst_cost);
-  auto holdout_table = [&out](const std::vector<HoldoutCost>& list, const std::string& title,
-                               const char* first_column, bool by_half) {
+  out += time_model_summary(s.model);
+  auto holdout_table = [&out](const std::vector<HoldoutCost>& list, const std::string& title) {
     if (list.empty()) return;
-    out += "\n" + title + "\n\n| " + first_column +
-           " | problems | uncovered | geomean | worst |\n|---:|---:|---:|---:|---:|\n";
+    out += "\n" + title +
+           "\n\n| held out | problems | table geomean | table worst | defaults geomean | defaults "
+           "worst | uncovered |\n|---|---:|---:|---:|---:|---:|---:|\n";
     for (const HoldoutCost& h : list)
-      out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} |\n", by_half ? h.half : h.keys,
-                         h.problems, h.uncovered, h.geomean_cost, h.worst_cost);
+      out += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} |\n", h.held_out,
+                         h.problems, h.geomean_cost, h.worst_cost, h.model_geomean_cost,
+                         h.model_worst_cost, h.model_uncovered);
   };
-  holdout_table(s.holdout, "Each length held out (refit without it, evaluated on it):", "keys", false);
+  const std::string how =
+      " (refit without them; table: nearest bucket and the rule; defaults: the time model where no "
+      "bucket was measured):";
+  holdout_table(s.holdout, "Each length held out" + how);
+  holdout_table(s.batch_holdout, "Each batch size held out" + how);
+  holdout_table(s.family_holdout, "Each kernel family held out" + how);
   holdout_table(s.ragged_holdout,
-                "Ragged batches held out by halves (alternate problems in name order; refit on the "
-                "other half and every uniform problem, evaluated on this half):",
-                "half", true);
+                "Ragged batches held out by halves (alternate mixes; refit on the other half and "
+                "every uniform problem)" + how);
+  if (!s.failed_problems.empty())
+    out += fmt::format("\n{} problem(s) with no passed row, left untuned: {}\n",
+                       s.failed_problems.size(), fmt::join(s.failed_problems, ", "));
   if (!s.split_rules.empty()) {
     out +=
         "\nSplit rules on the bucket defaults' tiles (cost = time / best measured; P snapped to "
@@ -900,10 +938,12 @@ std::string selection_summary(const Selection& s) {
 }
 
 int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,
-               const std::string& out_header) {
+               const std::string& out_header, const SelectExtras& extras) {
+  const std::vector<std::string>& evaluate_paths = extras.evaluate_paths;
+  const std::string& evaluation_json = extras.evaluation_json;
   std::vector<Report> reports;
   for (const std::string& path : report_paths) reports.push_back(read_report_json(path));
-  const Selection s = select_defaults(reports, report_paths);
+  const Selection s = select_defaults(reports, report_paths, extras.corrects_residuals);
   const std::string summary = selection_summary(s);
   std::fputs(summary.c_str(), stdout);
   std::fflush(stdout);
@@ -914,6 +954,23 @@ int run_select(const std::vector<std::string>& report_paths, const std::string& 
     std::stringstream old;
     if (existing) old << existing.rdbuf();
     if (!existing || old.str() != text) write_text_file_atomic(out_header, text);
+  }
+  if (evaluate_paths.empty()) return kExitOk;
+  std::vector<Report> test;
+  for (const std::string& path : evaluate_paths) test.push_back(read_report_json(path));
+  std::vector<std::string> trained;
+  for (const ProblemCost& c : s.problems) trained.push_back(c.problem);
+  const Evaluation e = evaluate_selection(s, test, evaluate_paths, trained);
+  std::fputs(evaluation_summary(e).c_str(), stdout);
+  std::fflush(stdout);
+  if (!evaluation_json.empty())
+    write_text_file_atomic(evaluation_json, evaluation_to_json(e).dump(2) + "\n");
+  if (e.overall.problems == 0) {  // nothing passes on nothing
+    std::fprintf(stderr,
+                 "select --evaluate: no held-out problem could be priced (%d in training, %d "
+                 "uncovered); nothing was evaluated\n",
+                 e.in_training, e.overall.uncovered);
+    return kExitFailure;
   }
   return kExitOk;
 }

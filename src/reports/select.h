@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report_json.h"
+#include "time_model.h"
 
 namespace mha {
 
@@ -82,14 +83,19 @@ struct ProblemCost {
   int best_partitions = 0;
   double cost = 0;       // bucket choice (exact bucket, same GPU)
   double rule_cost = 0;  // bucket's tile with rule partitions (0 when the tile was not measured)
+  double model_cost = 0;  // the time model's choice (0 when its tile was not measured here)
 };
 
 struct HoldoutCost {
+  std::string held_out;  // what was held out: "keys=2048", "batch=8", "family=...", "half=0"
   int keys = 0;       // the length held out (by length)
   int half = -1;      // the half of the ragged problems held out (by halves)
   int problems = 0;   // problems with that length
   int uncovered = 0;  // of which the chosen tile was not measured (not in the figures)
-  double geomean_cost = 0, worst_cost = 0;
+  double geomean_cost = 0, worst_cost = 0;  // the table's lookup (nearest bucket and the rule)
+  // The defaults select writes now: the model's choice where no bucket was measured.
+  int model_uncovered = 0;
+  double model_geomean_cost = 0, model_worst_cost = 0;
 };
 
 // One named split rule (split_rules.h) on one problem: the bucket default's tile at the rule's P,
@@ -117,6 +123,8 @@ struct Selection {
   std::string gpu_name;
   int sm_count = 0;
   std::vector<std::string> sources;
+  TimeModel model;  // fitted on the same rows: chooses for shapes no bucket measured
+  std::vector<std::string> failed_problems;  // every row failed: no bucket, named and untuned
   PartitionRule rule;
   double rule_geomean_cost = 0, rule_worst_cost = 0;
   std::vector<BucketChoice> buckets;  // sorted by key
@@ -124,6 +132,8 @@ struct Selection {
   double geomean_cost = 0, worst_cost = 0;
   std::vector<HoldoutCost> holdout;        // empty with fewer than two distinct lengths
   std::vector<HoldoutCost> ragged_holdout; // two halves; empty with fewer than four ragged problems
+  std::vector<HoldoutCost> batch_holdout;   // each batch size held out (two or more sizes)
+  std::vector<HoldoutCost> family_holdout;  // each kernel family held out (two or more families)
   // One per split_rules() entry, in that order, then the split plan at its best swept knobs
   // (when the reports hold plans).
   std::vector<SplitRuleCost> split_rules;
@@ -144,18 +154,46 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
                            const std::string& kv, const std::string& mask, int batch_kv_heads,
                            int keys, int sm_count, bool ragged = false);
 
+// What select's defaults answer for a shape: the measured bucket's own choice when its bucket was
+// measured on a GPU of this SM count ("bucket"); else the time model's tile and split for a
+// uniform batch ("model"); else, and for ragged batches (a plan adapts to the lengths when it
+// runs), the table's nearest bucket with the ragged plan or the rule ("table"). source "" : none.
+struct DefaultChoice {
+  std::string source;
+  std::string kernel;
+  KernelTraits traits;
+  int partitions = 0;
+  double predicted_us = 0;  // the model's prediction ("model" only)
+  std::string runner_up;    // the model's second choice and its prediction ("model" only)
+  double runner_up_us = 0;
+};
+// `allowed` narrows the model's candidates (an evaluation passes the points it measured).
+DefaultChoice choose_default(const Selection& s, const ProblemShape& shape,
+                             const SplitFilter& allowed = {});
+// The table's answer alone (lookup_config: the nearest bucket, its plan or the rule), source "table".
+DefaultChoice table_choice(const Selection& s, const ProblemShape& shape);
+
 // Passed rows only. Reports must come from one GPU model and be kernel sweeps (every row with a
 // tile). Throws UsageError when they are not or when no passed row is left. For a point in several reports the later report's row wins.
 Selection select_defaults(const std::vector<Report>& reports,
-                          const std::vector<std::string>& sources);
+                          const std::vector<std::string>& sources, bool corrects_residuals = true);
 
 nlohmann::json selection_to_json(const Selection& s);
 std::string selection_header(const Selection& s);   // the text of mha_tune_defaults.h
 std::string selection_summary(const Selection& s);  // human-readable, printed by the command
 
+// What `select` does besides choosing: a held-out evaluation and the model's variant.
+struct SelectExtras {
+  std::vector<std::string> evaluate_paths;  // price the defaults on these reports' problems
+  std::string evaluation_json;              // write that evaluation here
+  bool corrects_residuals = true;           // false: the time model's analytic prediction alone
+};
+
 // Reads the reports, selects, prints the summary, writes the outputs (the header only when its
-// text changed). Returns the exit code (0); throws UsageError on unusable input.
+// text changed); with extras.evaluate_paths, prices the defaults on those reports' problems
+// (select_evaluate.h). Returns the exit code (0; 1 when an evaluation priced no problem); throws
+// UsageError on unusable input.
 int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,
-               const std::string& out_header);
+               const std::string& out_header, const SelectExtras& extras = {});
 
 }  // namespace mha
