@@ -895,10 +895,14 @@ std::string selection_summary(const Selection& s) {
     out += "\n" + title +
            "\n\n| held out | problems | table geomean | table worst | defaults geomean | defaults "
            "worst | uncovered |\n|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const HoldoutCost& h : list)
-      out += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} |\n", h.held_out,
-                         h.problems, h.geomean_cost, h.worst_cost, h.model_geomean_cost,
-                         h.model_worst_cost, h.model_uncovered);
+    auto cost = [](int priced, double c) { return priced > 0 ? fmt::format("{:.3f}", c) : "—"; };
+    for (const HoldoutCost& h : list) {
+      const int table_priced = h.problems - h.uncovered, model_priced = h.problems - h.model_uncovered;
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", h.held_out, h.problems,
+                         cost(table_priced, h.geomean_cost), cost(table_priced, h.worst_cost),
+                         cost(model_priced, h.model_geomean_cost),
+                         cost(model_priced, h.model_worst_cost), h.model_uncovered);
+    }
   };
   const std::string how =
       " (refit without them; table: nearest bucket and the rule; defaults: the time model where no "
