@@ -40,6 +40,7 @@
 #include "report_csv.h"
 #include "report_json.h"
 #include "select.h"
+#include "point_list.h"
 #include "sharding.h"
 #include "step_timer.h"
 #include "sweep_plan.h"
@@ -57,7 +58,7 @@ extern "C" void request_stop(int signal_number) {
 
 struct SweepOptions {
   std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "programmatic";
-  std::string devices, shard, rule_file;
+  std::string devices, shard, rule_file, points_file;
   std::vector<std::string> filters, problem_specs;
   bool resume = false, quiet = false, warm = false, dry_run = false, json = false;
   int device = 0;
@@ -314,8 +315,10 @@ int run_sweep(const SweepOptions& o) {
     const int sm_count = o.sm_count > 0 ? o.sm_count : kH200SmCount;
     std::vector<PlannedProblem> plan;
     plan = plan_work(specs, kernels, o, sm_count);
-    return print_sweep_plan(plan,
-                            {o.json, shard, o.time_budget_s, o.timing == "graph", o.warm, sm_count});
+    std::optional<std::set<std::string>> only;
+    if (!o.points_file.empty()) only = read_point_list(o.points_file);
+    return print_sweep_plan(plan, {o.json, shard, o.time_budget_s, o.timing == "graph", o.warm,
+                                   sm_count, only, o.points_file});
   }
   if (o.sm_count > 0)
     throw UsageError("sweep --sm-count: only for --dry-run (a sweep uses its GPU's SM count)");
@@ -397,6 +400,9 @@ int run_sweep(const SweepOptions& o) {
     item_costs.push_back(item_cost);
   }
   if (shard) ctx.shard_keys = shard_keys(points, *shard);
+  if (!o.points_file.empty())
+    ctx.shard_keys = restrict_to_points(points, read_point_list(o.points_file), ctx.shard_keys,
+                                        o.points_file);
   ctx.total = ctx.shard_keys ? ctx.shard_keys->size() : points.size();
   if (ctx.total == 0) throw UsageError("sweep: no selected kernel computes any problem of the suite");
   ctx.timing.use_graph = o.timing == "graph";
@@ -471,6 +477,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--target-error", o->target_error, "Stop sampling once the median's relative error is below this");
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--devices", o->devices, "Several GPUs of this host: all, or a list such as 0,1,3");
+  cmd->add_option("--points", o->points_file,
+                  "Only the points this file lists (a `select --suggest ... --out-points` output)");
   cmd->add_option("--shard", o->shard, "K/N: run the K-th of N deterministic slices (merge them with `merge`)");
   cmd->add_option("--seed", o->seed, "Seed of the synthetic inputs")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");

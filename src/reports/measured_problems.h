@@ -37,8 +37,8 @@ struct MeasuredReports {
 };
 
 // Passed rows with a finite positive time; the later report's row wins for a point measured twice.
-// `role` names the reports in messages ("select", "--evaluate"). Throws UsageError when no passed
-// row is left.
+// The result points into the reports' rows: they must outlive it. `role` names the reports in
+// messages ("select", "--evaluate"). Throws UsageError when no passed row is left.
 MeasuredReports measure_reports(const std::vector<Report>& reports,
                                 const std::vector<std::string>& sources, const std::string& role);
 

@@ -19,6 +19,7 @@
 #include "journal.h"
 #include "measured_problems.h"
 #include "select_evaluate.h"
+#include "suggest.h"
 #include "split_plan.h"
 #include "split_rules.h"
 
@@ -941,12 +942,39 @@ std::string selection_summary(const Selection& s) {
   return out;
 }
 
+namespace {
+
+// `--suggest`: the next points, from what the reports measured (none: seeds only).
+void write_suggestion(const Selection* s, const std::vector<Report>& reports,
+                      const std::vector<std::string>& report_paths, const SelectExtras& extras) {
+  const std::vector<CandidatePoint> candidates = read_candidates(extras.candidates_path);
+  MeasuredReports measured;
+  if (!reports.empty()) measured = measure_reports(reports, report_paths, "select --suggest");
+  const TimeModel model = s ? s->model : TimeModel{};
+  const std::vector<CandidatePoint> next = suggest_points(candidates, measured, model, extras.suggest);
+  size_t done = 0;
+  for (const auto& [name, q] : measured.problems)
+    for (const auto* table : {&q.times, &q.plan_times, &q.cluster_times})
+      for (const auto& [tile, by_p] : *table) done += by_p.size();
+  write_text_file_atomic(extras.out_points, suggestion_json(next, static_cast<int>(candidates.size()),
+                                                            static_cast<int>(done)));
+  std::printf("\nSuggested %zu of %zu candidate point(s) (%zu measured) -> %s\n", next.size(),
+              candidates.size(), done, extras.out_points.c_str());
+}
+
+}  // namespace
+
 int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,
                const std::string& out_header, const SelectExtras& extras) {
   const std::vector<std::string>& evaluate_paths = extras.evaluate_paths;
   const std::string& evaluation_json = extras.evaluation_json;
   std::vector<Report> reports;
   for (const std::string& path : report_paths) reports.push_back(read_report_json(path));
+  if (reports.empty()) {  // seeds for a sweep that has measured nothing yet
+    if (extras.suggest <= 0) throw UsageError("select: no report given");
+    write_suggestion(nullptr, reports, report_paths, extras);
+    return kExitOk;
+  }
   const Selection s = select_defaults(reports, report_paths, extras.corrects_residuals);
   const std::string summary = selection_summary(s);
   std::fputs(summary.c_str(), stdout);
@@ -959,11 +987,13 @@ int run_select(const std::vector<std::string>& report_paths, const std::string& 
     if (existing) old << existing.rdbuf();
     if (!existing || old.str() != text) write_text_file_atomic(out_header, text);
   }
+  if (extras.suggest > 0) write_suggestion(&s, reports, report_paths, extras);
   if (evaluate_paths.empty()) return kExitOk;
   std::vector<Report> test;
   for (const std::string& path : evaluate_paths) test.push_back(read_report_json(path));
   std::vector<std::string> trained;
-  for (const ProblemCost& c : s.problems) trained.push_back(c.problem);
+  if (!extras.prices_training_problems)
+    for (const ProblemCost& c : s.problems) trained.push_back(c.problem);
   const Evaluation e = evaluate_selection(s, test, evaluate_paths, trained);
   std::fputs(evaluation_summary(e).c_str(), stdout);
   std::fflush(stdout);

@@ -187,10 +187,15 @@ struct SelectExtras {
   std::vector<std::string> evaluate_paths;  // price the defaults on these reports' problems
   std::string evaluation_json;              // write that evaluation here
   bool corrects_residuals = true;           // false: the time model's analytic prediction alone
+  bool prices_training_problems = false;    // --evaluate also prices problems REPORT measured
+  int suggest = 0;                          // > 0: write this many points to measure next
+  std::string candidates_path;              // the points to suggest from (plan or report)
+  std::string out_points;                   // where the suggestion goes
 };
 
 // Reads the reports, selects, prints the summary, writes the outputs (the header only when its
-// text changed); with extras.evaluate_paths, prices the defaults on those reports' problems
+// text changed); with extras.suggest, writes the next points to measure (suggest.h; REPORTS may
+// then be empty: seeds only); with extras.evaluate_paths, prices the defaults on those reports' problems
 // (select_evaluate.h). Returns the exit code (0; 1 when an evaluation priced no problem); throws
 // UsageError on unusable input.
 int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,

@@ -11,6 +11,7 @@
 
 #include "errors.h"
 #include "journal.h"
+#include "point_list.h"
 #include "split_plan.h"
 #include "step_timer.h"
 
@@ -105,6 +106,7 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                           point_cost(item.problem.shape, parts)});
   std::optional<std::set<std::string>> mine;
   if (o.shard) mine = shard_keys(points, *o.shard);
+  if (o.points) mine = restrict_to_points(points, *o.points, mine, o.points_file);
 
   nlohmann::json problems = nlohmann::json::array();
   std::set<std::string> kernel_names;
@@ -147,6 +149,9 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                         {"depth", s.depth},
                         {"dtype", s.dtype},
                         {"out_dtype", s.out_dtype},
+                        {"kv_dtype", s.kv_dtype},
+                        {"kv_scale", s.kv_scale},
+                        {"soft_cap", s.soft_cap},
                         {"kv", s.kv},
                         {"page_size", s.page_size},
                         {"mask", s.mask},
@@ -155,6 +160,7 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                         {"has_sink", s.has_sink},
                         {"keys", s.keys},
                         {"lengths", s.lengths},
+                        {"ragged_lengths", s.ragged_lengths},
                         {"partitions", std::vector<int>(used_parts.begin(), used_parts.end())},
                         {"kernels", kernels},
                         {"points", n},

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ struct PlanOptions {
   bool use_graph = true;
   bool warm = false;
   int sm_count = 0;  // "auto" was resolved for this many SMs (sweep --sm-count)
+  std::optional<std::set<std::string>> points;  // sweep --points: only these point keys
+  std::string points_file;
 };
 
 // What the estimate assumes, all from the committed H200 runs (results/h200_2026-11-29_*.json):
