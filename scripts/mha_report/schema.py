@@ -1,5 +1,5 @@
 """What the fields of a report row and of a defaults bucket mean, computed as mha-tune's C++
-does (src/reports/report_json.cpp writes rows, src/reports/select.cpp buckets)."""
+does (src/reports/report_json.cpp writes rows, src/reports/select_buckets.cpp buckets)."""
 
 import math
 
