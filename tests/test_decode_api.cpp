@@ -2,9 +2,13 @@
 // unknown name or missing partials launch nothing, and the workspace matches StepBuffers' sizes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "decode_api.h"
+#include "defaults_table.h"
+#include "split_code.h"
 
 namespace {
 
@@ -99,6 +103,77 @@ TEST(DecodeApi, NoKernelForAShapeNothingComputesOrAnInvalidOne) {
   const mha::DecodeChoice bad = mha::choose_decode(s, 132);
   EXPECT_EQ(bad.kernel, nullptr);
   EXPECT_NE(bad.reason.find("invalid shape"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+std::string write_table(const std::string& name, const mha::DefaultsTable& t) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << mha::defaults_to_json_text(t);
+  return path;
+}
+
+// A table naming this build's first contiguous bf16 group-4 kernel at one grid point.
+mha::DefaultsTable one_entry_table(const mha::KernelEntry& k, int partitions) {
+  mha::DefaultsTable t;
+  t.gpu_name = "NVIDIA H200";
+  t.sm_count = 132;
+  mha::DefaultsFamily f;
+  f.family = mha::family_name("bf16", 128, 4, "contig", "null", false);
+  f.entries.push_back({mha::half_octave(8), mha::half_octave(4096), false, k.name, partitions, false});
+  t.families.push_back(f);
+  return t;
+}
+
+const mha::KernelEntry* g4_contig_kernel() {
+  for (const auto& k : mha::kernel_registry())
+    if (k.traits.dtype == "bf16" && k.traits.out_dtype == "bf16" && k.traits.kv == "contig" &&
+        k.traits.group == 4 && k.traits.depth == 128 && k.traits.mask == "null" &&
+        !k.traits.has_sink && !k.traits.soft_cap && mha::cache_dtype(k.traits) == "bf16")
+      return &k;
+  return nullptr;
+}
+
+TEST(DecodeApiRunTimeDefaults, ALoadedTableAnswersFirstOnItsGpu) {
+  const mha::KernelEntry* k = g4_contig_kernel();
+  ASSERT_NE(k, nullptr) << "the CI build has a bf16 group-4 contiguous kernel";
+  const std::string path = write_table("decode_api_table.json", one_entry_table(*k, 3));
+  std::string error;
+  ASSERT_TRUE(mha::load_decode_defaults(path, &error)) << error;
+  EXPECT_EQ(mha::decode_defaults_origin(), path);
+  mha::DecodeShape s;  // batch 1 x 8 KV heads, 5,000 keys: the entry is the nearest
+  s.max_keys = 5000;
+  mha::DecodeChoice c = mha::choose_decode(s, 132);
+  EXPECT_EQ(c.kernel, k);
+  EXPECT_EQ(c.partitions, 3);
+  EXPECT_FALSE(c.cluster_combine);
+  EXPECT_NE(c.reason.find("run-time defaults: the time model"), std::string::npos) << c.reason;
+  // Another GPU (SM count): the compiled-in table answers.
+  c = mha::choose_decode(s, 114);
+  EXPECT_EQ(c.reason.find("run-time defaults"), std::string::npos) << c.reason;
+  // A cluster split decodes to its count and the cluster flag.
+  ASSERT_TRUE(mha::load_decode_defaults(
+      write_table("decode_api_cluster.json", one_entry_table(*k, mha::kClusterSplitBase + 4))));
+  c = mha::choose_decode(s, 132);
+  EXPECT_EQ(c.partitions, 4);
+  EXPECT_TRUE(c.cluster_combine);
+  mha::unload_decode_defaults();
+  EXPECT_EQ(mha::decode_defaults_origin(), "");
+  EXPECT_EQ(mha::choose_decode(s, 132).reason.find("run-time defaults"), std::string::npos);
+}
+
+TEST(DecodeApiRunTimeDefaults, ABrokenFileIsRefusedAndTheTableInUseStays) {
+  std::string error;
+  EXPECT_FALSE(mha::load_decode_defaults("/nonexistent/defaults.json", &error));
+  EXPECT_NE(error.find("cannot be read"), std::string::npos) << error;
+  const std::string bad = (std::filesystem::temp_directory_path() / "decode_api_bad.json").string();
+  std::ofstream(bad) << R"({"schema_version": 1, "gpu_name": "x", "sm_count": 132, "kernels": [],
+    "families": [{"family": "f", "entries": [[2, 2, false, 0, 1, true]]}]})";
+  EXPECT_FALSE(mha::load_decode_defaults(bad, &error));
+  EXPECT_NE(error.find("kernel index 0 is not in kernels"), std::string::npos) << error;
+  EXPECT_EQ(mha::decode_defaults_origin(), "");
 }
 
 }  // namespace

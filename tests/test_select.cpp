@@ -9,7 +9,9 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <sstream>
 
+#include "defaults_table.h"
 #include "errors.h"
 #include "select.h"
 #include "split_plan.h"
@@ -639,6 +641,47 @@ TEST(SelectEvaluate, ProblemsOfTheTrainingReportsAreNotHeldOutAndNothingPricedFa
   write_report_json(other, other_gpu.meta, other_gpu.rows);
   extras.evaluate_paths = {other};
   EXPECT_THROW(run_select({train}, "", "", extras), UsageError);
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(SelectDefaultsTable, TheLibrarysTableAnswersWhatSelectChose) {
+  const auto dir = temp_dir();
+  const std::string report = (dir / "for_table.json").string();
+  const Report r = synthetic_report();
+  write_report_json(report, r.meta, r.rows);
+  SelectExtras extras;
+  extras.out_defaults = (dir / "defaults_table.json").string();
+  ASSERT_EQ(run_select({report}, "", "", extras), 0);
+  std::ifstream in(extras.out_defaults);
+  std::stringstream text;
+  text << in.rdbuf();
+  const DefaultsTable t = defaults_from_json_text(text.str(), extras.out_defaults);
+  EXPECT_EQ(t.sm_count, kSmCount);
+  ASSERT_EQ(t.families.size(), 1u);
+  const Selection s = select_defaults({r}, {report});
+  // Shapes on the grid (KV heads 8: batch x KV heads a power of two) and between its points.
+  for (int batch : {1, 2, 3, 16, 100}) {
+    for (int keys : {512, 3000, 32768, 200000}) {
+      ProblemShape p = r.rows.front().problem;
+      p.batch = batch;
+      p.keys = keys;
+      const DefaultsEntry* e = lookup_defaults(t, {t.families[0].family, batch * 8, keys, false});
+      ASSERT_NE(e, nullptr);
+      if (half_octave(batch * 8) == e->work_half_octave && half_octave(keys) == e->keys_half_octave &&
+          (1 << (half_octave(batch * 8) / 2)) == batch * 8 && half_octave(keys) % 2 == 0 &&
+          (1 << (half_octave(keys) / 2)) == keys) {
+        const DefaultChoice c = choose_default(s, p);  // a grid point: the same answer
+        EXPECT_EQ(e->kernel, c.kernel) << batch << " x " << keys;
+        EXPECT_EQ(e->partitions, c.partitions) << batch << " x " << keys;
+        EXPECT_EQ(e->is_measured, c.source == "bucket") << batch << " x " << keys;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -3,6 +3,15 @@
 #include "decode_api.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "defaults_table.h"
+#include "split_code.h"
 
 // The defaults `mha-tune select` generated; CMake passes the header's path.
 #include MHA_DEFAULTS_HEADER
@@ -14,12 +23,96 @@ namespace {
 bool computes(const KernelTraits& t, const DecodeShape& s) {
   const std::string& kv_dtype = s.kv_dtype.empty() ? s.dtype : s.kv_dtype;
   return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
-         cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap &&
-         t.out_dtype == s.out_dtype && t.depth == s.depth && t.group == s.heads / s.kv_heads &&
-         t.kv == s.kv && t.mask == s.mask && t.has_sink == s.has_sink;
+         cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap && t.out_dtype == s.out_dtype &&
+         t.depth == s.depth && t.group == s.heads / s.kv_heads && t.kv == s.kv &&
+         t.mask == s.mask && t.has_sink == s.has_sink;
+}
+
+// The run-time table (load_decode_defaults, or MHA_TUNE_DEFAULTS read at the first choice); null:
+// the compiled-in header.
+std::mutex g_defaults_mutex;
+std::shared_ptr<const DefaultsTable> g_defaults;
+bool g_env_read = false;
+
+std::shared_ptr<const DefaultsTable> read_table(const std::string& path, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (error) *error = path + ": cannot be read";
+    return nullptr;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return std::make_shared<const DefaultsTable>(defaults_from_json_text(text.str(), path));
+  } catch (const std::invalid_argument& e) {
+    if (error) *error = e.what();
+    return nullptr;
+  }
+}
+
+std::shared_ptr<const DefaultsTable> current_table() {
+  std::lock_guard<std::mutex> lock(g_defaults_mutex);
+  if (!g_defaults && !g_env_read) {
+    g_env_read = true;
+    if (const char* path = std::getenv("MHA_TUNE_DEFAULTS"); path != nullptr && *path != '\0')
+      g_defaults = read_table(path, nullptr);  // unreadable: the compiled-in table, as unset
+  }
+  return g_defaults;
+}
+
+// The table's answer as a choice of a compiled kernel that computes the shape: its own kernel, or
+// the instance of the same tile for the shape's out_dtype (the table keys families without it).
+bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_count,
+                       DecodeChoice* c) {
+  if (table.sm_count != sm_count) return false;  // measured on another GPU model
+  const int group = s.heads / s.kv_heads;
+  DefaultsQuery q;
+  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap), s.depth, group, s.kv, s.mask,
+                         s.has_sink);
+  q.batch_kv_heads = s.batch * s.kv_heads;
+  q.keys = std::max(1, s.max_keys);
+  q.ragged = s.ragged;
+  const DefaultsEntry* e = lookup_defaults(table, q);
+  if (e == nullptr || is_split_plan(e->partitions)) return false;  // decode() takes no plan
+  const std::string tile = tile_of_kernel_name(e->kernel);
+  const KernelEntry* k = find_kernel(e->kernel);
+  if (k == nullptr || !computes(k->traits, s)) {
+    k = nullptr;
+    for (const KernelEntry& other : kernel_registry())
+      if (computes(other.traits, s) && tile_of_kernel_name(other.name) == tile) k = &other;
+  }
+  if (k == nullptr) return false;
+  c->kernel = k;
+  c->partitions = split_count(e->partitions);
+  c->cluster_combine = is_cluster_split(e->partitions);
+  c->is_tuned = e->is_measured;
+  c->reason = std::string(e->is_measured ? "run-time defaults: a measured bucket"
+                                         : "run-time defaults: the time model") +
+              " (" + table.origin + ")";
+  return true;
 }
 
 }  // namespace
+
+bool load_decode_defaults(const std::string& path, std::string* error) {
+  std::shared_ptr<const DefaultsTable> table = read_table(path, error);
+  if (!table) return false;
+  std::lock_guard<std::mutex> lock(g_defaults_mutex);
+  g_defaults = std::move(table);
+  g_env_read = true;
+  return true;
+}
+
+void unload_decode_defaults() {
+  std::lock_guard<std::mutex> lock(g_defaults_mutex);
+  g_defaults.reset();
+  g_env_read = true;
+}
+
+std::string decode_defaults_origin() {
+  const auto table = current_table();
+  return table ? table->origin : "";
+}
 
 DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
   DecodeChoice c;
@@ -27,12 +120,14 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
     c.reason = "invalid shape: heads must be a positive multiple of kv_heads, batch positive";
     return c;
   }
+  if (const auto table = current_table(); table && choose_from_table(*table, s, sm_count, &c))
+    return c;
   const int group = s.heads / s.kv_heads, work_units = s.batch * s.kv_heads;
   const int keys = std::max(1, s.max_keys);
   const std::string family_dtype = dtype_key(s.dtype, s.kv_dtype, s.soft_cap);
-  const auto table = mha_tune_defaults::select_config(family_dtype.c_str(), s.depth, group, s.kv.c_str(),
-                                                      s.mask.c_str(), work_units, keys, sm_count,
-                                                      s.ragged);
+  const auto table =
+      mha_tune_defaults::select_config(family_dtype.c_str(), s.depth, group, s.kv.c_str(),
+                                       s.mask.c_str(), work_units, keys, sm_count, s.ragged);
   // The rule counts every row block of a KV head (a group larger than the tile's BM).
   auto rule_partitions = [&](const KernelTraits& t) {
     const int blocks = (group + t.bm - 1) / std::max(1, t.bm);
@@ -46,7 +141,8 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
         c.partitions = table.partitions;
         c.cluster_combine = table.cluster_combine;
         c.is_tuned = table.is_exact;
-        c.reason = table.is_exact ? "tuned: the shape's bucket" : "nearest measured bucket, partitions from the rule";
+        c.reason = table.is_exact ? "tuned: the shape's bucket"
+                                  : "nearest measured bucket, partitions from the rule";
       } else {
         c.partitions = rule_partitions(k->traits);
         c.reason = "the bucket's default is a split plan; partitions from the rule";
@@ -58,8 +154,10 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
     if (!computes(k.traits, s)) continue;
     c.kernel = &k;
     c.partitions = rule_partitions(k.traits);
-    c.reason = table.entry == nullptr ? "no bucket of this dtype and depth measured: first compiled kernel of the family"
-                                      : "the tuned kernel is not in this build: first compiled kernel of the family";
+    c.reason =
+        table.entry == nullptr
+            ? "no bucket of this dtype and depth measured: first compiled kernel of the family"
+            : "the tuned kernel is not in this build: first compiled kernel of the family";
     return c;
   }
   c.reason = "no compiled kernel computes this shape";

@@ -25,16 +25,16 @@ void attach_decode_workspace(DecodeParams& p, int depth, void* workspace);
 
 // One decode step's shape as an engine knows it: what picks a kernel and a split.
 struct DecodeShape {
-  std::string dtype = "bf16";      // q (and K, V unless kv_dtype names an fp8 cache)
+  std::string dtype = "bf16";  // q (and K, V unless kv_dtype names an fp8 cache)
   std::string out_dtype = "bf16";
-  std::string kv_dtype;            // "" or dtype: a 16-bit cache; "e4m3" | "e5m2": fp8 with scales
-  bool soft_cap = false;           // the kernel soft-caps scores (DecodeParams::soft_cap)
-  std::string kv = "contig";       // "contig" | "paged" | "paged_hnd"
-  std::string mask = "null";       // "null" | "causal" | "window" | "chunked"
+  std::string kv_dtype;       // "" or dtype: a 16-bit cache; "e4m3" | "e5m2": fp8 with scales
+  bool soft_cap = false;      // the kernel soft-caps scores (DecodeParams::soft_cap)
+  std::string kv = "contig";  // "contig" | "paged" | "paged_hnd"
+  std::string mask = "null";  // "null" | "causal" | "window" | "chunked"
   bool has_sink = false;
   int depth = 128, heads = 32, kv_heads = 8, batch = 1;
-  int max_keys = 1;                // the longest sequence of the batch
-  bool ragged = false;             // the sequences' lengths differ
+  int max_keys = 1;     // the longest sequence of the batch
+  bool ragged = false;  // the sequences' lengths differ
 };
 
 // A kernel and a partition count for a shape, and how they were chosen.
@@ -47,6 +47,16 @@ struct DecodeChoice {
   bool is_tuned = false;  // the shape's own bucket was measured and its kernel is compiled in
   std::string reason;
 };
+
+// Run-time defaults: the table `mha-tune select --out-defaults F` wrote for this GPU model (per
+// family, a kernel and split every half octave of batch x kv_heads and of keys, chosen from its
+// measurements and its time model). choose_decode answers from it first, on a GPU of the table's
+// SM count, and falls back to the compiled-in table below. Without a call, the file the
+// environment variable MHA_TUNE_DEFAULTS names is read at the first choice (unreadable: ignored).
+// Returns false with *error naming the file and what is wrong; the table in use stays.
+bool load_decode_defaults(const std::string& path, std::string* error = nullptr);
+void unload_decode_defaults();         // back to the compiled-in table (the variable not read)
+std::string decode_defaults_origin();  // the loaded file, or "" (the compiled-in table)
 
 // The tuned default for a shape, from the table `mha-tune select` generated (compiled in: the
 // header CMake's MHA_DEFAULTS_HEADER names, results/mha_tune_defaults.h unless set), on a GPU of

@@ -24,6 +24,9 @@ void add_select_command(CLI::App& app) {
   cmd->add_option("--out-json", args->out_json, "Write the defaults, rule and cost as JSON");
   cmd->add_option("--out-header", args->out_header,
                   "Write a C++17 header (mha_tune_defaults.h) with the table and select_config");
+  cmd->add_option("--out-defaults", args->extras.out_defaults,
+                  "Write the defaults table the library loads at run time (per family, a kernel "
+                  "and split every half octave of batch x KV heads and of keys)");
   cmd->add_option("--evaluate", args->extras.evaluate_paths,
                   "Held-out sweep reports: price the defaults fitted on REPORTS on their problems "
                   "(chosen point, its time, the best, the ratio; by kind and by batch)");

@@ -19,6 +19,7 @@
 #include "measured_problems.h"
 #include "report_json.h"
 #include "select_evaluate.h"
+#include "select_decisions.h"
 #include "select_internal.h"
 #include "split_plan.h"
 #include "suggest.h"
@@ -322,13 +323,16 @@ int run_select(const std::vector<std::string>& report_paths, const std::string& 
     if (!existing || old.str() != text) write_text_file_atomic(out_header, text);
   }
   if (extras.suggest > 0) write_suggestion(&s, reports, report_paths, extras);
+  const DefaultsTable shipped = decisions_of(s);
+  if (!extras.out_defaults.empty())
+    write_text_file_atomic(extras.out_defaults, defaults_to_json_text(shipped));
   if (evaluate_paths.empty()) return kExitOk;
   std::vector<Report> test;
   for (const std::string& path : evaluate_paths) test.push_back(read_report_json(path));
   std::vector<std::string> trained;
   if (!extras.prices_training_problems)
     for (const ProblemCost& c : s.problems) trained.push_back(c.problem);
-  const Evaluation e = evaluate_selection(s, test, evaluate_paths, trained);
+  const Evaluation e = evaluate_selection(s, test, evaluate_paths, trained, &shipped);
   std::fputs(evaluation_summary(e).c_str(), stdout);
   std::fflush(stdout);
   if (!evaluation_json.empty())

@@ -191,6 +191,7 @@ struct SelectExtras {
   int suggest = 0;                          // > 0: write this many points to measure next
   std::string candidates_path;              // the points to suggest from (plan or report)
   std::string out_points;                   // where the suggestion goes
+  std::string out_defaults;                 // the run-time defaults table (select_decisions.h)
 };
 
 // Reads the reports, selects, prints the summary, writes the outputs (the header only when its

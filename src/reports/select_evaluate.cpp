@@ -13,6 +13,7 @@
 #include "errors.h"
 #include "kinds.h"
 #include "measured_problems.h"
+#include "select_decisions.h"
 #include "split_plan.h"
 
 namespace mha {
@@ -30,15 +31,15 @@ std::vector<std::string> kinds_of(const ProblemShape& p) {
 }
 
 // The measured time of `choice` on q (0 when its tile was not measured there) and the split timed.
-double priced(const MeasuredProblem& q, const DefaultChoice& choice, std::string* measured_split) {
-  if (choice.source.empty()) return 0;
+double priced(const MeasuredProblem& q, const std::string& tile, int partitions,
+              std::string* measured_split) {
   bool snapped = false;
-  const double t = time_near(q, tile_id(choice.traits), choice.partitions, &snapped);
+  const double t = time_near(q, tile, partitions, &snapped);
   if (t <= 0) return 0;
   if (measured_split) {
-    *measured_split = split_label(choice.partitions);
+    *measured_split = split_label(partitions);
     if (snapped) {  // the count time_near took instead
-      const auto& by_p = q.times.at(tile_id(choice.traits));
+      const auto& by_p = q.times.at(tile);
       for (const auto& [p, us] : by_p)
         if (us == t) *measured_split = split_label(p);
     }
@@ -47,8 +48,9 @@ double priced(const MeasuredProblem& q, const DefaultChoice& choice, std::string
 }
 
 struct Accumulator {
-  int problems = 0, uncovered = 0, table_n = 0;
+  int problems = 0, uncovered = 0, table_n = 0, shipped_n = 0;
   double log_sum = 0, worst = 0, table_log_sum = 0, table_worst = 0;
+  double shipped_log_sum = 0, shipped_worst = 0;
   void add(const EvaluatedProblem& e) {
     if (e.cost > 0) {
       ++problems;
@@ -56,6 +58,11 @@ struct Accumulator {
       worst = std::max(worst, e.cost);
     } else {
       ++uncovered;
+    }
+    if (e.shipped_cost > 0) {
+      ++shipped_n;
+      shipped_log_sum += std::log(e.shipped_cost);
+      shipped_worst = std::max(shipped_worst, e.shipped_cost);
     }
     if (e.table_cost > 0) {
       ++table_n;
@@ -72,6 +79,9 @@ struct Accumulator {
     g.worst_cost = worst;
     g.table_geomean_cost = table_n ? std::exp(table_log_sum / table_n) : 0;
     g.table_worst_cost = table_worst;
+    g.shipped_problems = shipped_n;
+    g.shipped_geomean_cost = shipped_n ? std::exp(shipped_log_sum / shipped_n) : 0;
+    g.shipped_worst_cost = shipped_worst;
     return g;
   }
 };
@@ -83,14 +93,18 @@ nlohmann::json group_json(const EvaluationGroup& g) {
           {"geomean_cost", g.geomean_cost},
           {"worst_cost", g.worst_cost},
           {"table_geomean_cost", g.table_geomean_cost},
-          {"table_worst_cost", g.table_worst_cost}};
+          {"table_worst_cost", g.table_worst_cost},
+          {"shipped_problems", g.shipped_problems},
+          {"shipped_geomean_cost", g.shipped_geomean_cost},
+          {"shipped_worst_cost", g.shipped_worst_cost}};
 }
 
 }  // namespace
 
 Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& test,
                               const std::vector<std::string>& test_sources,
-                              const std::vector<std::string>& training_problems) {
+                              const std::vector<std::string>& training_problems,
+                              const DefaultsTable* shipped) {
   for (size_t i = 0; i < test.size(); ++i) {
     if (test[i].meta.gpu_name != s.gpu_name || test[i].meta.sm_count != s.sm_count)
       throw UsageError(fmt::format(
@@ -123,10 +137,22 @@ Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& tes
     p.split = chosen.source.empty() ? "" : split_label(chosen.partitions);
     p.predicted_us = chosen.predicted_us;
     p.runner_up = chosen.runner_up;
-    p.measured_us = priced(q, chosen, &p.measured_split);
+    p.measured_us = chosen.source.empty()
+                        ? 0
+                        : priced(q, tile_id(chosen.traits), chosen.partitions, &p.measured_split);
     p.cost = p.measured_us > 0 ? p.measured_us / q.best_us : 0;
-    const double table_us = priced(q, table_choice(s, q.shape), nullptr);
+    const DefaultChoice table = table_choice(s, q.shape);
+    const double table_us =
+        table.source.empty() ? 0 : priced(q, tile_id(table.traits), table.partitions, nullptr);
     p.table_cost = table_us > 0 ? table_us / q.best_us : 0;
+    if (shipped) {
+      const DefaultsEntry* entry = lookup_defaults(*shipped, defaults_query(q.shape));
+      if (entry) {
+        p.shipped_split = split_label(entry->partitions);
+        const double us = priced(q, tile_of_kernel_name(entry->kernel), entry->partitions, nullptr);
+        p.shipped_cost = us > 0 ? us / q.best_us : 0;
+      }
+    }
     if (p.is_in_training) {
       ++e.in_training;
     } else {
@@ -162,6 +188,8 @@ nlohmann::json evaluation_to_json(const Evaluation& e) {
                         {"best_split", p.best_split},
                         {"cost", p.cost},
                         {"table_cost", p.table_cost},
+                        {"shipped_split", p.shipped_split},
+                        {"shipped_cost", p.shipped_cost},
                         {"in_training", p.is_in_training}});
   }
   nlohmann::json kinds = nlohmann::json::array(), batches = nlohmann::json::array();
@@ -201,12 +229,14 @@ std::string evaluation_summary(const Evaluation& e) {
                        p.table_cost > 0 ? fmt::format("{:.3f}", p.table_cost) : "uncovered");
   }
   out +=
-      "\n| group | problems | uncovered | geomean | worst | table geomean | table worst |\n"
-      "|---|---:|---:|---:|---:|---:|---:|\n";
+      "\n| group | problems | uncovered | geomean | worst | table geomean | table worst | shipped "
+      "geomean | shipped worst | shipped priced |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   auto row = [&out](const EvaluationGroup& g) {
-    out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n", g.group,
-                       g.problems, g.uncovered, g.geomean_cost, g.worst_cost, g.table_geomean_cost,
-                       g.table_worst_cost);
+    out += fmt::format(
+        "| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} |\n", g.group,
+        g.problems, g.uncovered, g.geomean_cost, g.worst_cost, g.table_geomean_cost,
+        g.table_worst_cost, g.shipped_geomean_cost, g.shipped_worst_cost, g.shipped_problems);
   };
   row(e.overall);
   for (const EvaluationGroup& g : e.by_kind) row(g);

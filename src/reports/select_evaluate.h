@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "defaults_table.h"
 #include "report_json.h"
 #include "select.h"
 
@@ -29,6 +30,8 @@ struct EvaluatedProblem {
   std::string best_kernel, best_split;
   double cost = 0;              // measured_us / best_us (0: uncovered)
   double table_cost = 0;        // the same for the table's lookup (nearest bucket and the rule)
+  std::string shipped_split;    // what the run-time defaults table answers (its nearest grid point)
+  double shipped_cost = 0;      // its measured time / best_us (0: not measured here)
   bool is_in_training = false;  // a training report measured this problem: not held out
 };
 
@@ -38,6 +41,8 @@ struct EvaluationGroup {
   int uncovered = 0;
   double geomean_cost = 0, worst_cost = 0;
   double table_geomean_cost = 0, table_worst_cost = 0;
+  int shipped_problems = 0;  // priced by the run-time defaults table
+  double shipped_geomean_cost = 0, shipped_worst_cost = 0;
 };
 
 struct Evaluation {
@@ -50,9 +55,11 @@ struct Evaluation {
 };
 
 // Throws UsageError when the test reports hold no passed row or come from another GPU model.
+// `shipped` (optional): the run-time table (select_decisions.h) priced beside the defaults.
 Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& test,
                               const std::vector<std::string>& test_sources,
-                              const std::vector<std::string>& training_problems);
+                              const std::vector<std::string>& training_problems,
+                              const DefaultsTable* shipped = nullptr);
 
 nlohmann::json evaluation_to_json(const Evaluation& e);
 std::string evaluation_summary(const Evaluation& e);

@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "defaults_table.h"
 #include "errors.h"
 #include "journal.h"
 #include "report_json.h"
@@ -20,13 +21,12 @@ namespace mha {
 
 namespace {
 
-// "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4_wsk" -> "bm16_..._wsk".
 std::string tile_of_name(const std::string& kernel, const std::string& where) {
-  const size_t at = kernel.rfind("_bm");
-  if (at == std::string::npos || at + 3 >= kernel.size() || !std::isdigit(kernel[at + 3]))
+  const std::string tile = tile_of_kernel_name(kernel);
+  if (tile.empty())
     throw UsageError(fmt::format("{}: kernel '{}' has no tile in its name (\"_bm<n>_bn<n>...\")",
                                  where, kernel));
-  return kernel.substr(at + 1);
+  return tile;
 }
 
 ProblemShape shape_of_plan(const nlohmann::json& p, const std::string& where) {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 
+#include "defaults_table.h"
 #include "kinds.h"
 #include "split_plan.h"
 
@@ -258,13 +259,13 @@ std::string tile_id(const KernelTraits& t) {
 }
 
 std::string model_family(const ProblemShape& p) {
-  return fmt::format("{}_d{}_g{}_{}_{}{}", dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0), p.depth,
-                     model_group(p), p.kv, p.mask, p.has_sink ? "_sink" : "");
+  return family_name(dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0), p.depth, model_group(p), p.kv,
+                     p.mask, p.has_sink);
 }
 
 std::string model_family(const KernelTraits& t) {
-  return fmt::format("{}_d{}_g{}_{}_{}{}", dtype_key(t.dtype, cache_dtype(t), t.soft_cap), t.depth,
-                     t.group, t.kv, t.mask, t.has_sink ? "_sink" : "");
+  return family_name(dtype_key(t.dtype, cache_dtype(t), t.soft_cap), t.depth, t.group, t.kv, t.mask,
+                     t.has_sink);
 }
 
 TimeModel fit_time_model(const std::vector<TimeSample>& samples, int sm_count,

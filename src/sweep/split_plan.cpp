@@ -95,10 +95,6 @@ int choose_chunk_tiles(const std::vector<int>& tiles, int longest, int min_tiles
 
 }  // namespace
 
-bool is_split_plan(int partitions) { return partitions < 0; }
-
-bool is_cluster_split(int partitions) { return partitions > kClusterSplitBase; }
-
 int encode_cluster_split(int partitions) {
   if (partitions < 2 || partitions > kMaxClusterPartitions)
     throw std::invalid_argument(fmt::format("a cluster split of {} partitions is not in [2, {}]",

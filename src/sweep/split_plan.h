@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "decode_params.cuh"
+#include "split_code.h"
 
 namespace mha {
 
@@ -30,9 +31,6 @@ struct SplitPlanKnobs {
 constexpr int kMaxPlanBlocksPerSm = 64;
 constexpr int kMaxPlanMinChunkKeys = 1 << 20;
 
-bool is_split_plan(int partitions);
-constexpr int kClusterSplitBase = 1 << 20;  // above every fixed partition count
-bool is_cluster_split(int partitions);
 int encode_cluster_split(int partitions);  // throws std::invalid_argument outside [2, 8]
 // The partition count of a fixed or cluster split (requires !is_split_plan).
 int split_partitions(int partitions);

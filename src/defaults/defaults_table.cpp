@@ -1,0 +1,161 @@
+// The defaults table's lookup and its JSON form, checked on the way in: the library loads it from a
+// file an engine names, so every field is range-checked before it is used.
+#include "defaults_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <tuple>
+
+namespace mha {
+
+namespace {
+
+// Half octaves from 1 to 2^31 of work units or keys: a value outside is a broken file.
+constexpr int kMaxHalfOctave = 62;
+constexpr size_t kMaxEntries = 1 << 20;
+
+std::invalid_argument bad(const std::string& origin, const std::string& what) {
+  return std::invalid_argument(origin + ": " + what);
+}
+
+}  // namespace
+
+std::string family_name(const std::string& dtype_key, int depth, int group, const std::string& kv,
+                        const std::string& mask, bool has_sink) {
+  return dtype_key + "_d" + std::to_string(depth) + "_g" + std::to_string(group) + "_" + kv + "_" +
+         mask + (has_sink ? "_sink" : "");
+}
+
+std::string tile_of_kernel_name(const std::string& kernel) {
+  const size_t at = kernel.rfind("_bm");
+  if (at == std::string::npos || at + 3 >= kernel.size() ||
+      !std::isdigit(static_cast<unsigned char>(kernel[at + 3])))
+    return "";
+  return kernel.substr(at + 1);
+}
+
+int half_octave(double x) { return x <= 1 ? 0 : static_cast<int>(std::lround(2 * std::log2(x))); }
+
+const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQuery& query) {
+  const DefaultsFamily* family = nullptr;
+  for (const DefaultsFamily& f : table.families)
+    if (f.family == query.family) family = &f;
+  if (!family) return nullptr;
+  const bool has_kind =
+      std::any_of(family->entries.begin(), family->entries.end(),
+                  [&](const DefaultsEntry& e) { return e.ragged == query.ragged; });
+  const int work = half_octave(query.batch_kv_heads), keys = half_octave(query.keys);
+  const DefaultsEntry* best = nullptr;
+  int best_distance = std::numeric_limits<int>::max();
+  for (const DefaultsEntry& e : family->entries) {
+    if (has_kind && e.ragged != query.ragged) continue;
+    const int d = std::abs(e.work_half_octave - work) + std::abs(e.keys_half_octave - keys);
+    const bool better =
+        d < best_distance ||
+        (d == best_distance && std::tie(e.work_half_octave, e.keys_half_octave) <
+                                   std::tie(best->work_half_octave, best->keys_half_octave));
+    if (better) {
+      best = &e;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+DefaultsTable defaults_from_json_text(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(origin, std::string("not valid JSON: ") + e.what());
+  }
+  DefaultsTable t;
+  t.origin = origin;
+  try {
+    if (!j.is_object() || !j.contains("schema_version") || j["schema_version"] != 1)
+      throw bad(origin, "schema_version: expected 1 (a `mha-tune select --out-defaults` file)");
+    t.gpu_name = j.at("gpu_name").get<std::string>();
+    t.sm_count = j.at("sm_count").get<int>();
+    const std::vector<std::string> kernels = j.at("kernels").get<std::vector<std::string>>();
+    const nlohmann::json& families = j.at("families");
+    if (!families.is_array()) throw bad(origin, "families: expected a list");
+    if (t.sm_count < 1 || t.sm_count > 100000) throw bad(origin, "sm_count: out of range");
+    size_t total = 0;
+    for (size_t i = 0; i < families.size(); ++i) {
+      const std::string where = "families[" + std::to_string(i) + "]";
+      DefaultsFamily f;
+      f.family = families[i].at("family").get<std::string>();
+      const nlohmann::json& entries = families[i].at("entries");
+      if (!entries.is_array()) throw bad(origin, where + ".entries: expected a list");
+      total += entries.size();
+      if (total > kMaxEntries) throw bad(origin, "families: more than 2^20 entries");
+      for (size_t k = 0; k < entries.size(); ++k) {
+        const nlohmann::json& e = entries[k];
+        const std::string at = where + ".entries[" + std::to_string(k) + "]";
+        if (!e.is_array() || e.size() != 6)
+          throw bad(origin,
+                    at + ": expected [work, keys, ragged, kernel index, partitions, measured]");
+        DefaultsEntry d;
+        d.work_half_octave = e[0].get<int>();
+        d.keys_half_octave = e[1].get<int>();
+        d.ragged = e[2].get<bool>();
+        const int kernel = e[3].get<int>();
+        d.partitions = e[4].get<int>();
+        d.is_measured = e[5].get<bool>();
+        if (d.work_half_octave < 0 || d.work_half_octave > kMaxHalfOctave ||
+            d.keys_half_octave < 0 || d.keys_half_octave > kMaxHalfOctave)
+          throw bad(origin, at + ": work and keys must be half octaves in [0, 62]");
+        if (kernel < 0 || static_cast<size_t>(kernel) >= kernels.size())
+          throw bad(origin, at + ": kernel index " + std::to_string(kernel) + " is not in kernels");
+        if (d.partitions == 0) throw bad(origin, at + ": partitions: 0 is no split");
+        d.kernel = kernels[kernel];
+        f.entries.push_back(std::move(d));
+      }
+      t.families.push_back(std::move(f));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(origin, e.what());
+  }
+  return t;
+}
+
+std::string defaults_to_json_text(const DefaultsTable& table) {
+  std::map<std::string, int> kernel_index;
+  std::vector<std::string> kernels;
+  for (const DefaultsFamily& f : table.families)
+    for (const DefaultsEntry& e : f.entries)
+      if (kernel_index.emplace(e.kernel, static_cast<int>(kernels.size())).second)
+        kernels.push_back(e.kernel);
+  nlohmann::json head{{"schema_version", 1},
+                      {"what",
+                       "mha-tune decode defaults for one GPU model: per family, entries [half "
+                       "octave of batch x kv_heads, half octave of the longest sequence's keys, "
+                       "ragged, index into kernels, split (count; < 0 a plan; >= 2^20 a cluster), "
+                       "measured bucket (else the time model)]; the library takes the entry "
+                       "nearest a shape"},
+                      {"gpu_name", table.gpu_name},
+                      {"sm_count", table.sm_count},
+                      {"kernels", kernels}};
+  // One family a line, so that a diff of two files reads.
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace: the families follow
+  text += ",\n\"families\": [\n";
+  for (size_t i = 0; i < table.families.size(); ++i) {
+    const DefaultsFamily& f = table.families[i];
+    nlohmann::json entries = nlohmann::json::array();
+    for (const DefaultsEntry& e : f.entries)
+      entries.push_back({e.work_half_octave, e.keys_half_octave, e.ragged,
+                         kernel_index.at(e.kernel), e.partitions, e.is_measured});
+    text += nlohmann::json{{"family", f.family}, {"entries", entries}}.dump();
+    text += i + 1 < table.families.size() ? ",\n" : "\n";
+  }
+  return text + "]}\n";
+}
+
+}  // namespace mha

@@ -1,0 +1,85 @@
+// select's defaults laid out on the library's grid: one choose_default per grid point, on a shape
+// of that family with batch x KV heads and keys at the point.
+#include "select_decisions.h"
+
+#include <cmath>
+#include <map>
+
+#include "time_model.h"
+
+namespace mha {
+
+namespace {
+
+constexpr int kMaxWorkHalfOctave = 26;  // 8,192 = 2^13 units of batch x KV heads
+constexpr int kMinKeysHalfOctave = 12;  // 64 keys
+constexpr int kMaxKeysHalfOctave = 36;  // 262,144 keys
+
+// A shape of the family of `t` at a grid point: KV heads 1, so batch is the work units (the model
+// and the buckets read batch x KV heads only, and batch x heads for the partials).
+ProblemShape grid_shape(const KernelTraits& t, int work_half_octave, int keys_half_octave,
+                        bool ragged) {
+  ProblemShape p;
+  p.dtype = t.dtype;
+  p.out_dtype = t.out_dtype;
+  p.kv_dtype = cache_dtype(t);
+  p.soft_cap = t.soft_cap ? 1.0 : 0.0;
+  p.depth = t.depth;
+  p.kv_heads = 1;
+  p.heads = std::max(1, t.group);
+  p.kv = t.kv;
+  p.mask = t.mask;
+  p.has_sink = t.has_sink;
+  p.batch = std::max(1, static_cast<int>(std::lround(std::pow(2.0, work_half_octave / 2.0))));
+  p.keys = static_cast<int>(std::lround(std::pow(2.0, keys_half_octave / 2.0)));
+  p.name = "grid";
+  if (ragged) {  // one sequence at the point's length, the others shorter
+    p.ragged_lengths.assign(p.batch, std::max(1, p.keys / 4));
+    p.ragged_lengths.front() = p.keys;
+    if (p.batch == 1) p.ragged_lengths.push_back(std::max(1, p.keys / 4)), p.batch = 2;
+    p.lengths = "ragged";
+  }
+  return p;
+}
+
+}  // namespace
+
+DefaultsQuery defaults_query(const ProblemShape& shape) {
+  DefaultsQuery q;
+  q.family = model_family(shape);
+  q.batch_kv_heads = shape.batch * shape.kv_heads;
+  q.keys = shape.keys;
+  q.ragged = is_ragged_batch(shape);
+  return q;
+}
+
+DefaultsTable decisions_of(const Selection& s) {
+  // family -> (traits of the family, whether it has ragged buckets)
+  std::map<std::string, std::pair<KernelTraits, bool>> families;
+  for (const TileModel& t : s.model.tiles) families.emplace(t.family, std::pair{t.traits, false});
+  for (const BucketChoice& b : s.buckets) {
+    auto& f = families.emplace(model_family(b.traits), std::pair{b.traits, false}).first->second;
+    f.second = f.second || b.key.ragged;
+  }
+  DefaultsTable table;
+  table.gpu_name = s.gpu_name;
+  table.sm_count = s.sm_count;
+  for (const auto& [name, info] : families) {
+    DefaultsFamily f;
+    f.family = name;
+    for (const bool ragged : {false, true}) {
+      if (ragged && !info.second) continue;
+      for (int w = 0; w <= kMaxWorkHalfOctave; ++w) {
+        for (int k = kMinKeysHalfOctave; k <= kMaxKeysHalfOctave; ++k) {
+          const DefaultChoice c = choose_default(s, grid_shape(info.first, w, k, ragged));
+          if (c.source.empty()) continue;
+          f.entries.push_back({w, k, ragged, c.kernel, c.partitions, c.source == "bucket"});
+        }
+      }
+    }
+    if (!f.entries.empty()) table.families.push_back(std::move(f));
+  }
+  return table;
+}
+
+}  // namespace mha

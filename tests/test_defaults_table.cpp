@@ -1,0 +1,131 @@
+// Host tests for the run-time defaults table: the nearest entry of a family, raggedness first, its
+// JSON form read back, and files that are refused with the key that is wrong.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "defaults_table.h"
+
+namespace mha {
+namespace {
+
+DefaultsTable table() {
+  DefaultsTable t;
+  t.gpu_name = "NVIDIA H200";
+  t.sm_count = 132;
+  DefaultsFamily f;
+  f.family = family_name("bf16", 128, 4, "contig", "null", false);
+  f.entries = {{6, 18, false, "k_a", 1, true},
+               {6, 26, false, "k_b", 16, false},
+               {12, 26, false, "k_c", 4, false},
+               {6, 26, true, "k_d", -5, true}};
+  t.families.push_back(f);
+  return t;
+}
+
+TEST(DefaultsTable, NamesFamiliesAndTilesAsSelectDoes) {
+  EXPECT_EQ(family_name("bf16", 128, 4, "contig", "null", false), "bf16_d128_g4_contig_null");
+  EXPECT_EQ(family_name("bf16_kve4m3", 64, 64, "paged", "window", true),
+            "bf16_kve4m3_d64_g64_paged_window_sink");
+  EXPECT_EQ(tile_of_kernel_name(
+                "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4_wsk"),
+            "bm16_bn64_bk32_wm16_wn16_t128_s4_wsk");
+  EXPECT_EQ(tile_of_kernel_name("peer_flashinfer"), "");
+  EXPECT_EQ(half_octave(1), 0);
+  EXPECT_EQ(half_octave(8), 6);
+  EXPECT_EQ(half_octave(512), 18);
+  EXPECT_EQ(half_octave(724), 19);  // 2^9.5
+}
+
+TEST(DefaultsTable, TakesTheNearestEntryOfTheFamilyAndItsRaggedness) {
+  const DefaultsTable t = table();
+  const std::string f = t.families[0].family;
+  EXPECT_EQ(lookup_defaults(t, {f, 8, 512, false})->kernel, "k_a");
+  EXPECT_EQ(lookup_defaults(t, {f, 8, 8192, false})->kernel, "k_b");
+  EXPECT_EQ(lookup_defaults(t, {f, 64, 100000, false})->kernel, "k_c");
+  EXPECT_EQ(lookup_defaults(t, {f, 1, 1, false})->kernel, "k_a");    // beyond the grid: its edge
+  EXPECT_EQ(lookup_defaults(t, {f, 64, 512, true})->kernel, "k_d");  // the only ragged entry
+  EXPECT_EQ(lookup_defaults(t, {"bf16_d128_g8_contig_null", 8, 512, false}), nullptr);
+}
+
+TEST(DefaultsTable, ReadsBackWhatItWrites) {
+  const DefaultsTable t = table();
+  const DefaultsTable back = defaults_from_json_text(defaults_to_json_text(t), "t.json");
+  EXPECT_EQ(back.gpu_name, t.gpu_name);
+  EXPECT_EQ(back.sm_count, t.sm_count);
+  EXPECT_EQ(back.origin, "t.json");
+  ASSERT_EQ(back.families.size(), 1u);
+  ASSERT_EQ(back.families[0].entries.size(), t.families[0].entries.size());
+  for (size_t i = 0; i < t.families[0].entries.size(); ++i) {
+    const DefaultsEntry &a = t.families[0].entries[i], &b = back.families[0].entries[i];
+    EXPECT_EQ(a.work_half_octave, b.work_half_octave);
+    EXPECT_EQ(a.keys_half_octave, b.keys_half_octave);
+    EXPECT_EQ(a.ragged, b.ragged);
+    EXPECT_EQ(a.kernel, b.kernel);
+    EXPECT_EQ(a.partitions, b.partitions);
+    EXPECT_EQ(a.is_measured, b.is_measured);
+  }
+}
+
+void expect_refused(const std::string& text, const std::string& says) {
+  try {
+    defaults_from_json_text(text, "bad.json");
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+}
+
+TEST(DefaultsTable, RefusesBrokenFilesNamingTheKey) {
+  const std::string head =
+      R"({"schema_version": 1, "gpu_name": "g", "sm_count": 132, "kernels": ["k"], )";
+  expect_refused("not json", "not valid JSON");
+  expect_refused(R"({"schema_version": 2})", "schema_version");
+  expect_refused(R"({"schema_version": "1"})", "schema_version");
+  expect_refused(head + R"("families": [{"family": "f", "entries": [[1, 2, false, 0, 1]]}]})",
+                 "entries[0]: expected");
+  expect_refused(
+      head + R"("families": [{"family": "f", "entries": [[99, 2, false, 0, 1, true]]}]})",
+      "half octaves");
+  expect_refused(head + R"("families": [{"family": "f", "entries": [[1, 2, false, 7, 1, true]]}]})",
+                 "kernel index 7");
+  expect_refused(head + R"("families": [{"family": "f", "entries": [[1, 2, false, 0, 0, true]]}]})",
+                 "partitions");
+  expect_refused(
+      R"({"schema_version": 1, "gpu_name": "g", "sm_count": -1, "kernels": [], "families": []})",
+      "sm_count");
+  expect_refused(head + R"("families": {}})", "families");
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+// The committed H200 table (results/defaults/nvidia_h200.json, select --out-defaults over the
+// committed H200 sweeps) reads back and covers the main sweep's families at every grid point.
+TEST(DefaultsTable, TheCommittedH200TableReadsBackWhole) {
+  const std::string path = std::string(MHA_SOURCE_DIR) + "/results/defaults/nvidia_h200.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  const DefaultsTable t = defaults_from_json_text(text.str(), path);
+  EXPECT_EQ(t.gpu_name, "NVIDIA H200");
+  EXPECT_EQ(t.sm_count, 132);
+  for (const char* family :
+       {"bf16_d128_g4_contig_null", "bf16_d128_g1_contig_null", "bf16_d128_g8_contig_null",
+        "bf16_d128_g16_contig_null", "bf16_d64_g64_contig_null", "bf16_d128_g4_paged_null"}) {
+    const DefaultsEntry* e = lookup_defaults(t, {family, 40, 3000, false});
+    ASSERT_NE(e, nullptr) << family;
+    EXPECT_FALSE(tile_of_kernel_name(e->kernel).empty()) << e->kernel;
+    EXPECT_NE(e->kernel.find(family), std::string::npos) << family << ": " << e->kernel;
+  }
+}
+
+}  // namespace
+}  // namespace mha
