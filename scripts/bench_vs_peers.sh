@@ -22,7 +22,7 @@ mha_setup "$build" "$config"
 tail -n 1 "${prefix}_verify.log"
 "$build/mha-tune" sweep --config "$config" --out "${prefix}_ours" --quiet
 "$build/mha-tune" select "${prefix}_ours.json" --out-json "${prefix}_defaults.json" \
-  --out-header "${prefix}_defaults.h" > "${prefix}_select.md"
+  --out-defaults "${prefix}_defaults_table.json" > "${prefix}_select.md"
 # shellcheck source=peer_wheels.sh
 source scripts/peer_wheels.sh install .whl
 # shellcheck disable=SC2086  # word splitting of user-given arguments is intended

@@ -80,8 +80,11 @@ void expect_refused(const std::string& text, const std::string& says) {
 }
 
 TEST(DefaultsTable, RefusesBrokenFilesNamingTheKey) {
+  const std::string rule =
+      R"("partition_rule": {"alpha": 2, "min_keys_per_partition": 256, "max_partitions": 64, )"
+      R"("fitted": true}, )";
   const std::string head =
-      R"({"schema_version": 1, "gpu_name": "g", "sm_count": 132, "kernels": ["k"], )";
+      R"({"schema_version": 1, "gpu_name": "g", "sm_count": 132, "kernels": ["k"], )" + rule;
   expect_refused("not json", "not valid JSON");
   expect_refused(R"({"schema_version": 2})", "schema_version");
   expect_refused(R"({"schema_version": "1"})", "schema_version");
@@ -98,6 +101,13 @@ TEST(DefaultsTable, RefusesBrokenFilesNamingTheKey) {
       R"({"schema_version": 1, "gpu_name": "g", "sm_count": -1, "kernels": [], "families": []})",
       "sm_count");
   expect_refused(head + R"("families": {}})", "families");
+  expect_refused(R"({"schema_version": 1, "gpu_name": "g", "sm_count": 132, "kernels": [], )"
+                 R"("families": []})",
+                 "partition_rule");
+  expect_refused(R"({"schema_version": 1, "gpu_name": "g", "sm_count": 132, "kernels": [], )"
+                 R"("partition_rule": {"alpha": -1, "min_keys_per_partition": 256, )"
+                 R"("max_partitions": 64, "fitted": true}, "families": []})",
+                 "partition_rule");
 }
 
 }  // namespace

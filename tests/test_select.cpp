@@ -1,5 +1,5 @@
 // Host tests for `mha-tune select`: per-bucket choice by geometric mean, the partition rule and
-// its fit, the cost report, and the generated header (compiled and run against the host lookup).
+// its fit, the cost report, the held-out evaluation and the defaults table the library loads.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 #include "defaults_table.h"
 #include "errors.h"
 #include "select.h"
+#include "select_decisions.h"
 #include "split_plan.h"
 
 #include "test_support.h"
@@ -65,24 +66,6 @@ double model_us(int bn, int work_units, int keys, int p) {
   const double blocks = std::min(work_units * p, 2 * kSmCount);
   const double tile_factor = keys < 1024 ? (bn == 32 ? 0.8 : 1.0) : (bn == 32 ? 1.2 : 1.0);
   return tile_factor * 0.05 * work_units * keys / blocks + 2.0 + (p > 1 ? 3.0 + 0.002 * p : 0);
-}
-
-// Compiles `checks` (statements returning a nonzero check number on a mismatch) in main() against
-// the generated header in `dir`, runs it, and returns its exit status (0: every check agreed).
-int run_header_checks(const std::filesystem::path& dir, const std::string& name,
-                      const std::string& checks) {
-  const std::string program = (dir / (name + ".cpp")).string();
-  std::ofstream(program) << "#include <cstring>\n#include \"mha_tune_defaults.h\"\nint main() {\n"
-                         << checks << "  return 0;\n}\n";
-  const std::string exe = (dir / name).string();
-  const std::string compile = "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I" + dir.string() +
-                              " " + program + " -o " + exe;
-  if (std::system(compile.c_str()) != 0) {
-    ADD_FAILURE() << "does not compile: " << compile;
-    return -1;
-  }
-  const int rc = std::system(exe.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 Report synthetic_report() {
@@ -190,10 +173,9 @@ TEST(Select, ABucketChoosesASplitPlanWhereItIsFastestAndTheRuleIgnoresPlans) {
   EXPECT_NEAR(s.geomean_cost, 1.0, 1e-9);
 }
 
-TEST(Select, ABucketChoosesAClusterSplitWhereItIsFastestAndTheHeaderSaysSo) {
+TEST(Select, ABucketChoosesAClusterSplitWhereItIsFastestAndTheTableSaysSo) {
   // Batch 1, 512 keys: the cluster combine of 4 partitions beats every reduce launch; batch 16,
-  // 32k keys: a fixed count wins. Cluster splits never enter the rule (not counts), and the
-  // header carries the count and the cluster flag, for the bucket's own shape only.
+  // 32k keys: a fixed count wins. Cluster splits never enter the rule (not counts).
   Report r = empty_report();
   const int cluster4 = encode_cluster_split(4);
   add_shape(r, 1, 512, {1, 4, 8}, [](int p) { return 6.0 + 0.1 * p; }, cluster4, 5.2);
@@ -207,21 +189,16 @@ TEST(Select, ABucketChoosesAClusterSplitWhereItIsFastestAndTheHeaderSaysSo) {
   EXPECT_EQ(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, kSmCount).partitions, cluster4);
   EXPECT_FALSE(is_cluster_split(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, 78).partitions))
       << "another GPU gets the rule's count";
-  if (std::system("c++ --version > /dev/null 2>&1") != 0) return;
-  const auto dir = temp_dir() / "cluster";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "mha_tune_defaults.h") << selection_header(s);
-  EXPECT_EQ(run_header_checks(dir, "use_cluster",
-                              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"contig\", "
-                              "\"null\", 8, 512, 132);\n"
-                              "    if (!c.entry || c.partitions != 4 || !c.cluster_combine) return 1; }\n"
-                              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"contig\", "
-                              "\"null\", 8, 512, 78);\n"
-                              "    if (c.cluster_combine) return 2; }\n"
-                              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"contig\", "
-                              "\"null\", 128, 32768, 132);\n"
-                              "    if (c.partitions != 8 || c.cluster_combine) return 3; }\n"),
-            0);
+  // The library's table carries the split, cluster code included, for the bucket's own shape.
+  const DefaultsTable t = decisions_of(s);
+  ASSERT_EQ(t.families.size(), 1u);
+  const DefaultsEntry* e = lookup_defaults(t, {t.families[0].family, 8, 512, false});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->partitions, cluster4);
+  EXPECT_TRUE(e->is_measured);
+  e = lookup_defaults(t, {t.families[0].family, 128, 32768, false});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->partitions, 8);
 }
 
 TEST(Select, RaggedBatchesHaveTheirOwnBucketsAndFindThemFirst) {
@@ -299,28 +276,21 @@ TEST(Select, RaggedBatchOutsideItsBucketTakesTheRaggedPlanOfItsCacheKind) {
   EXPECT_EQ(hnd.bucket->key.kv, "contig");
   EXPECT_EQ(hnd.partitions, plan1);
 
-  // The generated header answers the same.
-  if (std::system("c++ --version > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "no system C++ compiler (c++) to compile the generated header";
+  // The library's table answers the same for ragged batches of the kinds measured.
+  const DefaultsTable table = decisions_of(s);
+  for (const char* kv : {"contig", "paged"}) {
+    const ConfigLookup l = lookup_config(s, "bf16", 128, 4, kv, "null", 256, 1 << 16, kSmCount, true);
+    const DefaultsEntry* e =
+        lookup_defaults(table, {family_name("bf16", 128, 4, kv, "null", false), 256, 1 << 16, true});
+    ASSERT_NE(e, nullptr) << kv;
+    EXPECT_TRUE(e->ragged) << kv;
+    EXPECT_EQ(e->kernel, l.bucket->kernel) << kv;
+    EXPECT_EQ(e->partitions, l.partitions) << kv;
   }
-  const auto dir = temp_dir();
-  const std::string report = (dir / "ragged_kinds.json").string();
-  write_report_json(report, r.meta, r.rows);
-  ASSERT_EQ(run_select({report}, "", (dir / "mha_tune_defaults.h").string()), 0);
-  std::string checks;
-  int n = 0;
-  for (const char* kv : {"contig", "paged", "paged_hnd"}) {
-    for (bool is_ragged : {true, false}) {
-      const ConfigLookup l = lookup_config(s, "bf16", 128, 4, kv, "null", 256, 1 << 16, kSmCount, is_ragged);
-      checks += std::string("  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, \"") +
-                kv + "\", \"null\", 256, 65536, " + std::to_string(kSmCount) + ", " +
-                (is_ragged ? "true" : "false") + ");\n    if (!c.entry || std::strcmp(c.entry->kv, \"" +
-                l.bucket->key.kv + "\") != 0 || c.partitions != " + std::to_string(l.partitions) +
-                ") return " + std::to_string(++n) + "; }\n";
-    }
-  }
-  EXPECT_EQ(run_header_checks(dir, "use_ragged_defaults", checks), 0)
-      << "select_config disagrees with the host lookup on that check";
+  EXPECT_EQ(lookup_defaults(table, {family_name("bf16", 128, 4, "paged_hnd", "null", false), 256,
+                                    1 << 16, true}),
+            nullptr)
+      << "no family of that kind was measured: the library falls back to its own kernels";
 }
 
 TEST(Select, RaggedHoldoutHalvesKeepEachMixsCacheKindsTogether) {
@@ -460,65 +430,25 @@ TEST(Select, RefusesAReportThatIsNotAKernelSweep) {
       EXPECT_NE(what.find("not a `mha-tune sweep` report"), std::string::npos) << what;
     }
   }
-  const std::string header = temp_dir() / "peers_defaults.h";
-  EXPECT_THROW(run_select({peers}, "", header), UsageError);
-  EXPECT_FALSE(std::filesystem::exists(header));
+  SelectExtras extras;
+  extras.out_defaults = temp_dir() / "peers_defaults.json";
+  EXPECT_THROW(run_select({peers}, "", extras), UsageError);
+  EXPECT_FALSE(std::filesystem::exists(extras.out_defaults));
 }
 
-TEST(Select, GeneratedHeaderCompilesAndAgreesWithHostLookup) {
-  if (std::system("c++ --version > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "no system C++ compiler (c++) to compile the generated header";
-  }
-  const auto dir = temp_dir();
-  const std::string report = (dir / "report.json").string();
-  const Report r = synthetic_report();
-  write_report_json(report, r.meta, r.rows);
-  const std::string header = (dir / "mha_tune_defaults.h").string();
-  ASSERT_EQ(run_select({report}, (dir / "defaults.json").string(), header), 0);
-  const Selection s = select_defaults({r}, {report});
-
-  // Queries across exact buckets, unmeasured shapes and another SM count; expectations from the
-  // host lookup, checked inside the compiled program.
-  std::string checks;
-  int n = 0;
-  for (int wu : {8, 16, 24, 128, 1000}) {
-    for (int keys : {1, 300, 2048, 5000, 100000}) {
-      for (int sm : {kSmCount, 78}) {
-        for (const char* mask : {"null", "causal"}) {
-          const ConfigLookup l = lookup_config(s, "bf16", 128, 4, "contig", mask, wu, keys, sm);
-          checks +=
-              "  { const auto c = mha_tune_defaults::select_config(\"bf16\", 128, 4, "
-              "\"contig\", \"" +
-              std::string(mask) + "\", " + std::to_string(wu) + ", " + std::to_string(keys) + ", " +
-              std::to_string(sm) + ");\n" +
-              "    if (!c.entry || c.entry->bn != " + std::to_string(l.bucket->traits.bn) +
-              " || c.entry->length_log2 != " + std::to_string(l.bucket->key.length_log2) +
-              " || c.entry->work_units != " + std::to_string(l.bucket->key.work_units) +
-              " || c.partitions != " + std::to_string(l.partitions) +
-              " || c.is_exact != " + (l.is_exact ? "true" : "false") + ") return " +
-              std::to_string(++n) + "; }\n";
-        }
-      }
-    }
-  }
-  checks +=
-      "  if (mha_tune_defaults::select_config(\"fp16\", 64, 1, \"paged\", \"null\", 1, 1, "
-      "132).entry != nullptr) return 250;\n";
-  EXPECT_EQ(run_header_checks(dir, "use_defaults", checks), 0)
-      << "select_config disagrees with the host lookup on that check";
-}
-
-TEST(Select, HeaderIsRewrittenOnlyWhenItChanges) {
+TEST(Select, TheDefaultsTableIsRewrittenOnlyWhenItChanges) {
+  // A build embeds it (CMake's MHA_DEFAULTS_JSON): an unchanged file must not rebuild the library.
   const auto dir = temp_dir();
   const std::string report = (dir / "report2.json").string();
   const Report r = synthetic_report();
   write_report_json(report, r.meta, r.rows);
-  const std::string header = (dir / "unchanged.h").string();
-  run_select({report}, "", header);
-  const auto first = std::filesystem::last_write_time(header);
-  std::filesystem::last_write_time(header, first - std::chrono::hours(1));
-  run_select({report}, "", header);
-  EXPECT_EQ(std::filesystem::last_write_time(header), first - std::chrono::hours(1));
+  SelectExtras extras;
+  extras.out_defaults = (dir / "unchanged.json").string();
+  run_select({report}, "", extras);
+  const auto first = std::filesystem::last_write_time(extras.out_defaults);
+  std::filesystem::last_write_time(extras.out_defaults, first - std::chrono::hours(1));
+  run_select({report}, "", extras);
+  EXPECT_EQ(std::filesystem::last_write_time(extras.out_defaults), first - std::chrono::hours(1));
 }
 
 }  // namespace
@@ -610,7 +540,7 @@ TEST(SelectEvaluate, PricesHeldOutProblemsByTheirOwnTimes) {
   SelectExtras extras;
   extras.evaluate_paths = {test};
   extras.evaluation_json = (dir / "evaluation.json").string();
-  ASSERT_EQ(run_select({train}, "", "", extras), 0);
+  ASSERT_EQ(run_select({train}, "", extras), 0);
   std::ifstream in(extras.evaluation_json);
   const nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j["overall"]["problems"], 4);
@@ -634,13 +564,13 @@ TEST(SelectEvaluate, ProblemsOfTheTrainingReportsAreNotHeldOutAndNothingPricedFa
   write_report_json(train, tr.meta, tr.rows);
   SelectExtras extras;
   extras.evaluate_paths = {train};
-  EXPECT_EQ(run_select({train}, "", "", extras), 1);  // every problem in training: nothing evaluated
+  EXPECT_EQ(run_select({train}, "", extras), 1);  // every problem in training: nothing evaluated
   Report other_gpu = tr;
   other_gpu.meta.gpu_name = "NVIDIA H100";
   const std::string other = (dir / "other_gpu.json").string();
   write_report_json(other, other_gpu.meta, other_gpu.rows);
   extras.evaluate_paths = {other};
-  EXPECT_THROW(run_select({train}, "", "", extras), UsageError);
+  EXPECT_THROW(run_select({train}, "", extras), UsageError);
 }
 
 }  // namespace
@@ -656,7 +586,7 @@ TEST(SelectDefaultsTable, TheLibrarysTableAnswersWhatSelectChose) {
   write_report_json(report, r.meta, r.rows);
   SelectExtras extras;
   extras.out_defaults = (dir / "defaults_table.json").string();
-  ASSERT_EQ(run_select({report}, "", "", extras), 0);
+  ASSERT_EQ(run_select({report}, "", extras), 0);
   std::ifstream in(extras.out_defaults);
   std::stringstream text;
   text << in.rdbuf();

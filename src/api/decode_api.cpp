@@ -13,10 +13,12 @@
 #include "defaults_table.h"
 #include "split_code.h"
 
-// The defaults `mha-tune select` generated; CMake passes the header's path.
-#include MHA_DEFAULTS_HEADER
 
 namespace mha {
+
+// The table CMake embedded (generated compiled_defaults.cpp, from MHA_DEFAULTS_JSON).
+extern const char* const kCompiledDefaultsOrigin;
+extern const char* const kCompiledDefaultsJson;
 
 namespace {
 
@@ -48,6 +50,21 @@ std::shared_ptr<const DefaultsTable> read_table(const std::string& path, std::st
     if (error) *error = e.what();
     return nullptr;
   }
+}
+
+// The compiled-in table, parsed once (a broken one is a build error caught by the host tests; here
+// it leaves choose_decode the family's first kernel and the default rule).
+const DefaultsTable& compiled_table() {
+  static const DefaultsTable table = [] {
+    try {
+      return defaults_from_json_text(kCompiledDefaultsJson, kCompiledDefaultsOrigin);
+    } catch (const std::invalid_argument&) {
+      DefaultsTable none;
+      none.origin = kCompiledDefaultsOrigin;
+      return none;
+    }
+  }();
+  return table;
 }
 
 std::shared_ptr<const DefaultsTable> current_table() {
@@ -86,8 +103,8 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   c->partitions = split_count(e->partitions);
   c->cluster_combine = is_cluster_split(e->partitions);
   c->is_tuned = e->is_measured;
-  c->reason = std::string(e->is_measured ? "run-time defaults: a measured bucket"
-                                         : "run-time defaults: the time model") +
+  c->reason = std::string(e->is_measured ? "tuned: a measured bucket"
+                                         : "tuned: the time model") +
               " (" + table.origin + ")";
   return true;
 }
@@ -120,44 +137,21 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
     c.reason = "invalid shape: heads must be a positive multiple of kv_heads, batch positive";
     return c;
   }
-  if (const auto table = current_table(); table && choose_from_table(*table, s, sm_count, &c))
-    return c;
+  const auto loaded = current_table();
+  if (loaded && choose_from_table(*loaded, s, sm_count, &c)) return c;
+  const DefaultsTable& compiled = compiled_table();
+  if (choose_from_table(compiled, s, sm_count, &c)) return c;
+  // The family's first compiled kernel, partitions from the table's rule (it scales with the SM
+  // count, and counts every row block of a KV head: a group larger than the tile's BM).
+  const PartitionRule& rule = loaded ? loaded->rule : compiled.rule;
   const int group = s.heads / s.kv_heads, work_units = s.batch * s.kv_heads;
-  const int keys = std::max(1, s.max_keys);
-  const std::string family_dtype = dtype_key(s.dtype, s.kv_dtype, s.soft_cap);
-  const auto table =
-      mha_tune_defaults::select_config(family_dtype.c_str(), s.depth, group, s.kv.c_str(),
-                                       s.mask.c_str(), work_units, keys, sm_count, s.ragged);
-  // The rule counts every row block of a KV head (a group larger than the tile's BM).
-  auto rule_partitions = [&](const KernelTraits& t) {
-    const int blocks = (group + t.bm - 1) / std::max(1, t.bm);
-    return mha_tune_defaults::auto_partitions(sm_count, work_units * blocks, keys);
-  };
-  if (table.entry != nullptr) {
-    const KernelEntry* k = find_kernel(table.entry->kernel);
-    if (k != nullptr && computes(k->traits, s)) {
-      c.kernel = k;
-      if (table.partitions >= 1) {
-        c.partitions = table.partitions;
-        c.cluster_combine = table.cluster_combine;
-        c.is_tuned = table.is_exact;
-        c.reason = table.is_exact ? "tuned: the shape's bucket"
-                                  : "nearest measured bucket, partitions from the rule";
-      } else {
-        c.partitions = rule_partitions(k->traits);
-        c.reason = "the bucket's default is a split plan; partitions from the rule";
-      }
-      return c;
-    }
-  }
   for (const KernelEntry& k : kernel_registry()) {
     if (!computes(k.traits, s)) continue;
+    const int blocks = (group + k.traits.bm - 1) / std::max(1, k.traits.bm);
     c.kernel = &k;
-    c.partitions = rule_partitions(k.traits);
-    c.reason =
-        table.entry == nullptr
-            ? "no bucket of this dtype and depth measured: first compiled kernel of the family"
-            : "the tuned kernel is not in this build: first compiled kernel of the family";
+    c.partitions = auto_partitions(rule, sm_count, work_units * blocks, std::max(1, s.max_keys));
+    c.reason = "no tuned entry for this shape, GPU and build: first compiled kernel of the "
+               "family, partitions from the rule";
     return c;
   }
   c.reason = "no compiled kernel computes this shape";

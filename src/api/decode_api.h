@@ -48,24 +48,23 @@ struct DecodeChoice {
   std::string reason;
 };
 
-// Run-time defaults: the table `mha-tune select --out-defaults F` wrote for this GPU model (per
-// family, a kernel and split every half octave of batch x kv_heads and of keys, chosen from its
-// measurements and its time model). choose_decode answers from it first, on a GPU of the table's
-// SM count, and falls back to the compiled-in table below. Without a call, the file the
-// environment variable MHA_TUNE_DEFAULTS names is read at the first choice (unreadable: ignored).
-// Returns false with *error naming the file and what is wrong; the table in use stays.
+// The tuned default for a shape on a GPU of sm_count SMs, from a defaults table `mha-tune select
+// --out-defaults F` wrote (per family, a kernel and split every half octave of batch x kv_heads and
+// of keys, chosen from its measurements and its time model): the one loaded at run time, else the
+// one compiled in (CMake's MHA_DEFAULTS_JSON, results/defaults/nvidia_h200.json unless set), each
+// only on a GPU of its own SM count. The entry's kernel, or the instance of the same tile for the
+// shape's out_dtype; where no entry serves (another GPU, a family not measured, a split plan, a
+// kernel not in this build) the family's first compiled kernel, partitions from the table's rule.
+// `reason` says which.
+DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
+
+// Loads the table choose_decode answers from first. Without a call, the file the environment
+// variable MHA_TUNE_DEFAULTS names is read at the first choice (unreadable: ignored). Returns
+// false with *error naming the file and what is wrong; the table in use stays.
 bool load_decode_defaults(const std::string& path, std::string* error = nullptr);
-void unload_decode_defaults();         // back to the compiled-in table (the variable not read)
+void unload_decode_defaults();          // back to the compiled-in table (the variable not read)
 std::string decode_defaults_origin();  // the loaded file, or "" (the compiled-in table)
 
-// The tuned default for a shape, from the table `mha-tune select` generated (compiled in: the
-// header CMake's MHA_DEFAULTS_HEADER names, results/mha_tune_defaults.h unless set), on a GPU of
-// sm_count SMs. Falls back predictably: the nearest measured bucket's kernel if this build has
-// it and it computes the shape; else the first compiled kernel of the shape's family (dtype,
-// out_dtype, depth, group, kv, mask, sink) in registry order; partitions then come from the
-// table's rule. A bucket whose default is a split plan also gets the rule's fixed count:
-// decode() takes fixed partitions (plans run through the sweep's StepBuffers today).
-DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
 
 // Launches the named instance on the stream (the decode kernel, plus the split-K reduce when
 // p.partitions > 1 and they do not combine in a cluster; never synchronises).

@@ -15,15 +15,13 @@ void add_select_command(CLI::App& app) {
       "select", "Choose defaults (tile, partitions) per shape bucket from sweep reports");
   struct Args {
     std::vector<std::string> reports;
-    std::string out_json, out_header, model = "corrected";
+    std::string out_json, model = "corrected";
     SelectExtras extras;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("reports", args->reports, "Sweep reports (JSON) from one GPU model (none: --suggest's seeds only)");
   // --evaluate takes the reports after it: the training reports come first.
   cmd->add_option("--out-json", args->out_json, "Write the defaults, rule and cost as JSON");
-  cmd->add_option("--out-header", args->out_header,
-                  "Write a C++17 header (mha_tune_defaults.h) with the table and select_config");
   cmd->add_option("--out-defaults", args->extras.out_defaults,
                   "Write the defaults table the library loads at run time (per family, a kernel "
                   "and split every half octave of batch x KV heads and of keys)");
@@ -54,7 +52,7 @@ void add_select_command(CLI::App& app) {
     args->extras.corrects_residuals = args->model == "corrected";
     if (!args->extras.evaluation_json.empty() && args->extras.evaluate_paths.empty())
       throw UsageError("select --json: needs --evaluate (the evaluation is what it writes)");
-    set_command_exit(run_select(args->reports, args->out_json, args->out_header, args->extras));
+    set_command_exit(run_select(args->reports, args->out_json, args->extras));
   });
 }
 

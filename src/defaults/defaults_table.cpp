@@ -40,6 +40,16 @@ std::string tile_of_kernel_name(const std::string& kernel) {
   return kernel.substr(at + 1);
 }
 
+int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys) {
+  if (sm_count <= 0 || work_units <= 0) return 1;
+  const double target = rule.alpha * sm_count / work_units;
+  int p = static_cast<int>(target);
+  if (p < target) ++p;
+  const int by_keys = rule.min_keys_per_partition > 0 ? keys / rule.min_keys_per_partition : p;
+  p = std::min(p, std::max(by_keys, 1));
+  return std::max(1, std::min(p, std::max(rule.max_partitions, 1)));
+}
+
 int half_octave(double x) { return x <= 1 ? 0 : static_cast<int>(std::lround(2 * std::log2(x))); }
 
 const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQuery& query) {
@@ -86,6 +96,15 @@ DefaultsTable defaults_from_json_text(const std::string& text, const std::string
     const nlohmann::json& families = j.at("families");
     if (!families.is_array()) throw bad(origin, "families: expected a list");
     if (t.sm_count < 1 || t.sm_count > 100000) throw bad(origin, "sm_count: out of range");
+    const nlohmann::json& rule = j.at("partition_rule");
+    t.rule.alpha = rule.at("alpha").get<double>();
+    t.rule.min_keys_per_partition = rule.at("min_keys_per_partition").get<int>();
+    t.rule.max_partitions = rule.at("max_partitions").get<int>();
+    t.rule.is_fitted = rule.at("fitted").get<bool>();
+    if (!(t.rule.alpha > 0) || t.rule.alpha > 1e6 || t.rule.min_keys_per_partition < 1 ||
+        t.rule.max_partitions < 1 || t.rule.max_partitions > 65536)
+      throw bad(origin, "partition_rule: alpha in (0, 1e6], min_keys_per_partition >= 1, "
+                        "max_partitions in [1, 65536]");
     size_t total = 0;
     for (size_t i = 0; i < families.size(); ++i) {
       const std::string where = "families[" + std::to_string(i) + "]";
@@ -141,6 +160,11 @@ std::string defaults_to_json_text(const DefaultsTable& table) {
                        "nearest a shape"},
                       {"gpu_name", table.gpu_name},
                       {"sm_count", table.sm_count},
+                      {"partition_rule",
+                       {{"alpha", table.rule.alpha},
+                        {"min_keys_per_partition", table.rule.min_keys_per_partition},
+                        {"max_partitions", table.rule.max_partitions},
+                        {"fitted", table.rule.is_fitted}}},
                       {"kernels", kernels}};
   // One family a line, so that a diff of two files reads.
   std::string text = head.dump();

@@ -21,6 +21,17 @@ std::string tile_of_kernel_name(const std::string& kernel);
 // Half octaves: round(2 log2 x), x >= 1.
 int half_octave(double x);
 
+// Partitions for a shape no entry serves (its family not measured, or its kernel not compiled):
+//   p = ceil(alpha * sm_count / work_units), at most floor(keys / min_keys_per_partition),
+//   clamped to [1, max_partitions]; work_units = batch * kv_heads * row blocks per KV head.
+struct PartitionRule {
+  double alpha = 2.0;
+  int min_keys_per_partition = 256;
+  int max_partitions = 64;
+  bool is_fitted = false;
+};
+int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys);
+
 struct DefaultsEntry {
   int work_half_octave = 0;  // of batch x KV heads
   int keys_half_octave = 0;  // of the longest sequence
@@ -39,6 +50,7 @@ struct DefaultsTable {
   std::string gpu_name;
   int sm_count = 0;
   std::string origin;  // the file it came from, or "compiled in"
+  PartitionRule rule;  // select's fitted rule
   std::vector<DefaultsFamily> families;
 };
 
@@ -55,7 +67,8 @@ struct DefaultsQuery {
 const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQuery& query);
 
 // The table as select's --out-defaults writes it and the library reads it:
-// {"schema_version": 1, "what": ..., "gpu_name", "sm_count", "kernels": [names],
+// {"schema_version": 1, "what": ..., "gpu_name", "sm_count", "partition_rule": {"alpha",
+//  "min_keys_per_partition", "max_partitions", "fitted"}, "kernels": [names],
 //  "families": [{"family", "entries": [[work, keys, ragged, kernel index, partitions,
 //  measured]]}]}.
 // Throws std::invalid_argument naming `origin` and the key that is wrong.

@@ -299,8 +299,16 @@ void write_suggestion(const Selection* s, const std::vector<Report>& reports,
 
 }  // namespace
 
+// Writes `text` to `path` unless the file holds it already (a build embeds the defaults table).
+void write_if_changed(const std::string& path, const std::string& text) {
+  std::ifstream existing(path, std::ios::binary);
+  std::stringstream old;
+  if (existing) old << existing.rdbuf();
+  if (!existing || old.str() != text) write_text_file_atomic(path, text);
+}
+
 int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,
-               const std::string& out_header, const SelectExtras& extras) {
+               const SelectExtras& extras) {
   const std::vector<std::string>& evaluate_paths = extras.evaluate_paths;
   const std::string& evaluation_json = extras.evaluation_json;
   std::vector<Report> reports;
@@ -315,17 +323,9 @@ int run_select(const std::vector<std::string>& report_paths, const std::string& 
   std::fputs(summary.c_str(), stdout);
   std::fflush(stdout);
   if (!out_json.empty()) write_text_file_atomic(out_json, selection_to_json(s).dump(2) + "\n");
-  if (!out_header.empty()) {
-    const std::string text = selection_header(s);
-    std::ifstream existing(out_header, std::ios::binary);
-    std::stringstream old;
-    if (existing) old << existing.rdbuf();
-    if (!existing || old.str() != text) write_text_file_atomic(out_header, text);
-  }
   if (extras.suggest > 0) write_suggestion(&s, reports, report_paths, extras);
   const DefaultsTable shipped = decisions_of(s);
-  if (!extras.out_defaults.empty())
-    write_text_file_atomic(extras.out_defaults, defaults_to_json_text(shipped));
+  if (!extras.out_defaults.empty()) write_if_changed(extras.out_defaults, defaults_to_json_text(shipped));
   if (evaluate_paths.empty()) return kExitOk;
   std::vector<Report> test;
   for (const std::string& path : evaluate_paths) test.push_back(read_report_json(path));

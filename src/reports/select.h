@@ -1,35 +1,24 @@
 // `mha-tune select`: per shape bucket, the (tile, partitions) with the lowest geometric-mean
 // slowdown against the best measured point; a partition rule for unmeasured shapes fitted to the
-// same data; the cost of both, in sample and with each length held out; and the outputs (JSON and
-// a dependency-free C++17 header a kernel library includes).
+// same data; the cost of both, in sample and held out; and the outputs (JSON, and the defaults
+// table the library loads: select_decisions.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "defaults_table.h"  // PartitionRule, auto_partitions
 #include "report_json.h"
 #include "time_model.h"
 
 namespace mha {
-
-// Partitions for a shape no bucket measured:
-//   p = ceil(alpha * sm_count / work_units), at most floor(keys / min_keys_per_partition),
-//   clamped to [1, max_partitions]; work_units = batch * kv_heads (blocks per KV head are not
-//   counted: a group larger than BM multiplies the blocks, and alpha absorbs it on average).
-struct PartitionRule {
-  double alpha = 2.0;
-  int min_keys_per_partition = 256;
-  int max_partitions = 64;
-  bool is_fitted = false;
-};
 
 // Unfitted default, for `sweep --partitions auto` before any select has run: about two blocks
 // per SM (one block per SM does not keep enough bytes in flight for a memory-bound decode step),
 // each partition streaming at least 256 keys (several BN tiles, so the fixed per-partition cost of
 // loading q, writing partials and reducing them stays small), at most 64 partitions.
 PartitionRule default_partition_rule();
-int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys);
 // The blocks one partition launches: batch x kv_heads (work_units) times the row blocks of each
 // KV head (a group larger than the tile's BM takes several). What the rule must count.
 inline int rule_work_units(int work_units, int group, int bm) {
@@ -73,7 +62,7 @@ struct BucketChoice {
   double geomean_cost = 1, worst_cost = 1;  // time / best time over the covered problems
 };
 
-// The cost of the defaults on one measured problem: time of what select_config returns divided
+// The cost of the defaults on one measured problem: time of what the bucket lookup returns divided
 // by the best time measured for that problem (1 is perfect).
 struct ProblemCost {
   std::string problem;
@@ -139,7 +128,8 @@ struct Selection {
   std::vector<SplitRuleCost> split_rules;
 };
 
-// What select_config (the generated header) answers, computed on the host the same way.
+// The table's lookup: the shape's bucket, else the nearest one and the rule (what shapes took
+// before the time model; ragged batches still do).
 struct ConfigLookup {
   const BucketChoice* bucket = nullptr;  // nullptr: no bucket of this dtype and depth
   bool is_exact = false;
@@ -179,7 +169,6 @@ Selection select_defaults(const std::vector<Report>& reports,
                           const std::vector<std::string>& sources, bool corrects_residuals = true);
 
 nlohmann::json selection_to_json(const Selection& s);
-std::string selection_header(const Selection& s);   // the text of mha_tune_defaults.h
 std::string selection_summary(const Selection& s);  // human-readable, printed by the command
 
 // What `select` does besides choosing: a held-out evaluation and the model's variant.
@@ -194,12 +183,12 @@ struct SelectExtras {
   std::string out_defaults;                 // the run-time defaults table (select_decisions.h)
 };
 
-// Reads the reports, selects, prints the summary, writes the outputs (the header only when its
-// text changed); with extras.suggest, writes the next points to measure (suggest.h; REPORTS may
-// then be empty: seeds only); with extras.evaluate_paths, prices the defaults on those reports' problems
-// (select_evaluate.h). Returns the exit code (0; 1 when an evaluation priced no problem); throws
-// UsageError on unusable input.
+// Reads the reports, selects, prints the summary, writes the outputs (the defaults table only
+// when its text changed: a build embeds it); with extras.suggest, writes the next points to
+// measure (suggest.h; REPORTS may then be empty: seeds only); with extras.evaluate_paths, prices
+// the defaults on those reports' problems (select_evaluate.h). Returns the exit code (0; 1 when an
+// evaluation priced no problem); throws UsageError on unusable input.
 int run_select(const std::vector<std::string>& report_paths, const std::string& out_json,
-               const std::string& out_header, const SelectExtras& extras = {});
+               const SelectExtras& extras = {});
 
 }  // namespace mha

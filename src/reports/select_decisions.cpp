@@ -58,12 +58,20 @@ DefaultsTable decisions_of(const Selection& s) {
   std::map<std::string, std::pair<KernelTraits, bool>> families;
   for (const TileModel& t : s.model.tiles) families.emplace(t.family, std::pair{t.traits, false});
   for (const BucketChoice& b : s.buckets) {
-    auto& f = families.emplace(model_family(b.traits), std::pair{b.traits, false}).first->second;
+    // The family of the bucket's problems (what the library is asked for): its cache kind, mask,
+    // group and depth from the key, the dtypes and sink from the tile's kernel.
+    KernelTraits t = b.traits;
+    t.kv = b.key.kv;
+    t.mask = b.key.mask;
+    t.group = b.key.group;
+    t.depth = b.key.depth;
+    auto& f = families.emplace(model_family(t), std::pair{t, false}).first->second;
     f.second = f.second || b.key.ragged;
   }
   DefaultsTable table;
   table.gpu_name = s.gpu_name;
   table.sm_count = s.sm_count;
+  table.rule = s.rule;
   for (const auto& [name, info] : families) {
     DefaultsFamily f;
     f.family = name;
