@@ -526,6 +526,15 @@ TEST(Select, AProblemWhoseEveryRowFailedIsNamed) {
   r.rows.push_back(broken);
   const Selection s = select_defaults({r}, {"r.json"});
   ASSERT_EQ(s.failed_problems, std::vector<std::string>{"broken_problem"});
+  EXPECT_TRUE(s.untuned_buckets.empty()) << "its bucket was measured on another problem";
+  ResultRow lone = broken;  // a shape no other problem shares: its bucket is untuned
+  lone.problem.name = "broken_alone";
+  lone.problem.batch = 3;
+  r.rows.push_back(lone);
+  const Selection t = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(t.untuned_buckets.size(), 1u);
+  EXPECT_EQ(t.untuned_buckets[0], bucket_name(bucket_of(lone.problem)));
+  EXPECT_EQ(selection_to_json(t)["untuned_buckets"][0], t.untuned_buckets[0]);
   EXPECT_EQ(selection_to_json(s)["failed_problems"][0], "broken_problem");
   EXPECT_NE(selection_summary(s).find("broken_problem"), std::string::npos);
 }

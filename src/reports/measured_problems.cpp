@@ -23,11 +23,12 @@ MeasuredReports measure_reports(const std::vector<Report>& reports,
   MeasuredReports out;
   std::map<std::string, const ResultRow*> points;
   std::vector<std::string> order;
-  std::set<std::string> named, passed;
+  std::set<std::string> passed;
+  std::map<std::string, ProblemShape> named;
   for (const Report& r : reports) {
     out.peak_read_gbps = std::max(out.peak_read_gbps, r.meta.peak_read_gbps);
     for (const ResultRow& row : r.rows) {
-      named.insert(row.problem.name);
+      named.emplace(row.problem.name, row.problem);
       if (row.status != Status::kPassed || !(row.time.median_us > 0) ||
           !std::isfinite(row.time.median_us) || row.partitions == 0) {
         continue;
@@ -38,8 +39,11 @@ MeasuredReports measure_reports(const std::vector<Report>& reports,
       points[key] = &row;
     }
   }
-  for (const std::string& name : named)
-    if (!passed.count(name)) out.failed_problems.push_back(name);
+  for (const auto& [name, shape] : named) {
+    if (passed.count(name)) continue;
+    out.failed_problems.push_back(name);
+    out.failed_shapes.push_back(shape);
+  }
   if (points.empty()) {
     std::string names;
     for (size_t i = 0; i < reports.size(); ++i) names += (i ? ", " : "") + source(i);

@@ -32,6 +32,7 @@ using Subset = std::vector<const MeasuredProblem*>;
 struct MeasuredReports {
   Dataset problems;
   std::vector<std::string> failed_problems;  // every row of these failed: nothing to choose from
+  std::vector<ProblemShape> failed_shapes;   // their shapes, in the same order
   int max_partitions = 1;                    // the largest fixed count measured
   double peak_read_gbps = 0;                 // the largest the reports measured
 };

@@ -146,6 +146,13 @@ Selection select_defaults(const std::vector<Report>& reports,
   for (const auto& entry : data) all.push_back(&entry.second);
   Selection s = build(all, sm_count, max_partitions, peak_gbps, corrects_residuals);
   s.failed_problems = measured.failed_problems;
+  for (const ProblemShape& shape : measured.failed_shapes) {
+    const BucketKey key = bucket_of(shape);
+    const std::string name = bucket_name(key);
+    if (!exact_bucket(s.buckets, key) &&
+        std::find(s.untuned_buckets.begin(), s.untuned_buckets.end(), name) == s.untuned_buckets.end())
+      s.untuned_buckets.push_back(name);
+  }
   s.gpu_name = reports[0].meta.gpu_name;
   s.sources = sources;
 

@@ -114,6 +114,7 @@ struct Selection {
   std::vector<std::string> sources;
   TimeModel model;  // fitted on the same rows: chooses for shapes no bucket measured
   std::vector<std::string> failed_problems;  // every row failed: no bucket, named and untuned
+  std::vector<std::string> untuned_buckets;  // their buckets that no other problem measured
   PartitionRule rule;
   double rule_geomean_cost = 0, rule_worst_cost = 0;
   std::vector<BucketChoice> buckets;  // sorted by key

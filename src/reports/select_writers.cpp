@@ -122,6 +122,7 @@ json selection_to_json(const Selection& s) {
                 {"holdout_by_batch", holdout_json(s.batch_holdout)},
                 {"holdout_by_family", holdout_json(s.family_holdout)}}},
               {"failed_problems", s.failed_problems},
+              {"untuned_buckets", s.untuned_buckets},
               {"time_model", time_model_to_json(s.model)},
               {"split_rules",
                {{"definition",
@@ -179,6 +180,10 @@ std::string selection_summary(const Selection& s) {
   if (!s.failed_problems.empty())
     out += fmt::format("\n{} problem(s) with no passed row, left untuned: {}\n",
                        s.failed_problems.size(), fmt::join(s.failed_problems, ", "));
+  if (!s.untuned_buckets.empty())
+    out += fmt::format("untuned bucket(s) (no other problem measured them; the time model or the "
+                       "table answers there): {}\n",
+                       fmt::join(s.untuned_buckets, ", "));
   if (!s.split_rules.empty()) {
     out +=
         "\nSplit rules on the bucket defaults' tiles (cost = time / best measured; P snapped to "
