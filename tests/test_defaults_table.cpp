@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "defaults_table.h"
+#include "split_code.h"
 
 namespace mha {
 namespace {
@@ -20,7 +21,7 @@ DefaultsTable table() {
   f.entries = {{6, 18, false, "k_a", 1, true},
                {6, 26, false, "k_b", 16, false},
                {12, 26, false, "k_c", 4, false},
-               {6, 26, true, "k_d", -5, true}};
+               {6, 26, true, "k_d", encode_split_plan({1, 128}), true}};
   t.families.push_back(f);
   return t;
 }

@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "report_csv.h"
 #include "report_json.h"
+#include "split_code.h"
 
 #include "test_support.h"
 
@@ -229,6 +230,33 @@ TEST(ReportJson, BadInputNamesFileAndKey) {
   EXPECT_NE(read_error("schema.json", j.dump()).find("schema_version"), std::string::npos);
 
   EXPECT_THROW(read_report_json(temp_path("does_not_exist.json")), UsageError);
+}
+
+TEST(ReportJson, TheSplitIsReadFromItsTextFormOrItsOldCode) {
+  ResultRow row = full_row();
+  row.partitions = encode_cluster_split(4);
+  const std::string path = temp_path("split_forms.json");
+  nlohmann::json j = report_to_json(full_meta(), {row});
+  EXPECT_EQ(j["rows"][0]["split"], "cluster4");
+  // The text form alone (a report that writes only it).
+  j["rows"][0].erase("partitions");
+  std::ofstream(path) << j.dump();
+  EXPECT_EQ(read_report_json(path).rows[0].partitions, encode_cluster_split(4));
+  // The integer code alone (reports written before the text form was read).
+  j = report_to_json(full_meta(), {row});
+  j["rows"][0].erase("split");
+  std::ofstream(path) << j.dump();
+  EXPECT_EQ(read_report_json(path).rows[0].partitions, encode_cluster_split(4));
+  // Both, disagreeing; neither; a text that is no split.
+  j = report_to_json(full_meta(), {row});
+  j["rows"][0]["partitions"] = 4;
+  EXPECT_NE(read_error("split_disagrees.json", j.dump()).find("rows[0].split: 'cluster4' disagrees with partitions 4"),
+            std::string::npos);
+  j["rows"][0].erase("partitions");
+  j["rows"][0].erase("split");
+  EXPECT_NE(read_error("no_split.json", j.dump()).find("rows[0].split"), std::string::npos);
+  j["rows"][0]["split"] = "plan0x1";
+  EXPECT_NE(read_error("bad_split.json", j.dump()).find("split 'plan0x1'"), std::string::npos);
 }
 
 TEST(ReportCsv, QuotesPerRfc4180) {

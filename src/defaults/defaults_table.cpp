@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "split_code.h"
+
 namespace mha {
 
 namespace {
@@ -103,8 +105,9 @@ DefaultsTable defaults_from_json_text(const std::string& text, const std::string
     t.rule.is_fitted = rule.at("fitted").get<bool>();
     if (!(t.rule.alpha > 0) || t.rule.alpha > 1e6 || t.rule.min_keys_per_partition < 1 ||
         t.rule.max_partitions < 1 || t.rule.max_partitions > 65536)
-      throw bad(origin, "partition_rule: alpha in (0, 1e6], min_keys_per_partition >= 1, "
-                        "max_partitions in [1, 65536]");
+      throw bad(origin,
+                "partition_rule: alpha in (0, 1e6], min_keys_per_partition >= 1, "
+                "max_partitions in [1, 65536]");
     size_t total = 0;
     for (size_t i = 0; i < families.size(); ++i) {
       const std::string where = "families[" + std::to_string(i) + "]";
@@ -125,7 +128,12 @@ DefaultsTable defaults_from_json_text(const std::string& text, const std::string
         d.keys_half_octave = e[1].get<int>();
         d.ragged = e[2].get<bool>();
         const int kernel = e[3].get<int>();
-        d.partitions = e[4].get<int>();
+        try {
+          d.partitions =
+              e[4].is_string() ? parse_split_label(e[4].get<std::string>()) : e[4].get<int>();
+        } catch (const std::invalid_argument& why) {
+          throw bad(origin, at + ": " + why.what());
+        }
         d.is_measured = e[5].get<bool>();
         if (d.work_half_octave < 0 || d.work_half_octave > kMaxHalfOctave ||
             d.keys_half_octave < 0 || d.keys_half_octave > kMaxHalfOctave)
@@ -155,7 +163,7 @@ std::string defaults_to_json_text(const DefaultsTable& table) {
                       {"what",
                        "mha-tune decode defaults for one GPU model: per family, entries [half "
                        "octave of batch x kv_heads, half octave of the longest sequence's keys, "
-                       "ragged, index into kernels, split (count; < 0 a plan; >= 2^20 a cluster), "
+                       "ragged, index into kernels, split (\"16\", \"cluster4\", \"plan2x128\"), "
                        "measured bucket (else the time model)]; the library takes the entry "
                        "nearest a shape"},
                       {"gpu_name", table.gpu_name},
@@ -175,7 +183,7 @@ std::string defaults_to_json_text(const DefaultsTable& table) {
     nlohmann::json entries = nlohmann::json::array();
     for (const DefaultsEntry& e : f.entries)
       entries.push_back({e.work_half_octave, e.keys_half_octave, e.ragged,
-                         kernel_index.at(e.kernel), e.partitions, e.is_measured});
+                         kernel_index.at(e.kernel), split_label(e.partitions), e.is_measured});
     text += nlohmann::json{{"family", f.family}, {"entries", entries}}.dump();
     text += i + 1 < table.families.size() ? ",\n" : "\n";
   }

@@ -69,8 +69,8 @@ const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQ
 // The table as select's --out-defaults writes it and the library reads it:
 // {"schema_version": 1, "what": ..., "gpu_name", "sm_count", "partition_rule": {"alpha",
 //  "min_keys_per_partition", "max_partitions", "fitted"}, "kernels": [names],
-//  "families": [{"family", "entries": [[work, keys, ragged, kernel index, partitions,
-//  measured]]}]}.
+//  "families": [{"family", "entries": [[work, keys, ragged, kernel index, split, measured]]}]},
+// the split in its text form ("16", "cluster4", "plan2x128"; an integer code is read too).
 // Throws std::invalid_argument naming `origin` and the key that is wrong.
 DefaultsTable defaults_from_json_text(const std::string& text, const std::string& origin);
 std::string defaults_to_json_text(const DefaultsTable& table);

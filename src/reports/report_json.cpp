@@ -11,6 +11,8 @@
 #include "errors.h"
 #include "json_strict.h"
 #include "row_fields.h"
+#include "split_code.h"
+#include "split_code.h"
 
 namespace mha {
 
@@ -161,6 +163,12 @@ ResultRow row_from_json(const json& j, const std::string& w) {
       fail(where, f.key, e.what());
     }
   }
+  // The split: its text form, its code, or both agreeing.
+  if (!j.contains("split") && !j.contains("partitions")) fail(w, "split", "missing");
+  if (j.contains("split") && j.contains("partitions") && j["partitions"].is_number_integer() &&
+      j["partitions"].get<long long>() != r.partitions)
+    fail(w, "split",
+         "'" + split_label(r.partitions) + "' disagrees with partitions " + j["partitions"].dump());
   static const std::string kProblemKey = "problem";  // named: see field()
   const json& problem = field(j, w, kProblemKey);
   // Written before fp8 caches: the cache held q's dtype.

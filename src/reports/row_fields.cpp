@@ -70,9 +70,13 @@ std::vector<RowField> make_row_fields() {
       MHA_BOOL("problem", "has_sink", nullptr, problem.has_sink),
       MHA_INT("problem", "keys", "keys", problem.keys),
       MHA_STRING("problem", "lengths", "lengths", problem.lengths),
-      MHA_INT("", "partitions", "partitions", partitions),
+      // The split's one text form ("16", "plan2x128", "cluster4") is what a reader takes; its
+      // integer code is written beside it and read from reports that have no text form.
+      MHA_FIELD("", "partitions", "partitions", kInt, long long, partitions, true),
       {"", "split", "split", FieldKind::kString,
-       [](const ResultRow& r) -> FieldValue { return split_label(r.partitions); }, nullptr, false},
+       [](const ResultRow& r) -> FieldValue { return split_label(r.partitions); },
+       [](ResultRow& r, const FieldValue& v) { r.partitions = parse_split_label(std::get<std::string>(v)); },
+       true},
       {"", "status", "status", FieldKind::kString,
        [](const ResultRow& r) -> FieldValue { return std::string(status_name(r.status)); },
        [](ResultRow& r, const FieldValue& v) { r.status = status_from_name(std::get<std::string>(v)); },

@@ -12,8 +12,6 @@ namespace mha {
 
 namespace {
 
-constexpr int kPlanCodeBase = 1 << 21;  // > kMaxPlanMinChunkKeys: the knobs as one negative int
-
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
 int visible_tiles(const VisibleRange& r, int tile_keys) {
@@ -94,40 +92,6 @@ int choose_chunk_tiles(const std::vector<int>& tiles, int longest, int min_tiles
 }
 
 }  // namespace
-
-int encode_cluster_split(int partitions) {
-  if (partitions < 2 || partitions > kMaxClusterPartitions)
-    throw std::invalid_argument(fmt::format("a cluster split of {} partitions is not in [2, {}]",
-                                            partitions, kMaxClusterPartitions));
-  return kClusterSplitBase + partitions;
-}
-
-int split_partitions(int partitions) {
-  if (is_split_plan(partitions)) throw std::logic_error("split_partitions: a split plan has no fixed count");
-  return is_cluster_split(partitions) ? partitions - kClusterSplitBase : partitions;
-}
-
-int encode_split_plan(const SplitPlanKnobs& k) {
-  if (k.blocks_per_sm < 1 || k.blocks_per_sm > kMaxPlanBlocksPerSm)
-    throw std::invalid_argument(fmt::format("plan blocks per SM {} is not in [1, {}]", k.blocks_per_sm,
-                                            kMaxPlanBlocksPerSm));
-  if (k.min_chunk_keys < 1 || k.min_chunk_keys > kMaxPlanMinChunkKeys)
-    throw std::invalid_argument(fmt::format("plan minimum chunk {} keys is not in [1, {}]",
-                                            k.min_chunk_keys, kMaxPlanMinChunkKeys));
-  return -(k.blocks_per_sm * kPlanCodeBase + k.min_chunk_keys);
-}
-
-SplitPlanKnobs decode_split_plan(int partitions) {
-  const int code = -partitions;
-  return {code / kPlanCodeBase, code % kPlanCodeBase};
-}
-
-std::string split_label(int partitions) {
-  if (is_cluster_split(partitions)) return fmt::format("cluster{}", split_partitions(partitions));
-  if (!is_split_plan(partitions)) return std::to_string(partitions);
-  const SplitPlanKnobs k = decode_split_plan(partitions);
-  return fmt::format("plan{}x{}", k.blocks_per_sm, k.min_chunk_keys);
-}
 
 int split_plan_capacity(int batch, const SplitPlanTarget& target, const SplitPlanKnobs& knobs) {
   return batch + max_extra_items(target, knobs);

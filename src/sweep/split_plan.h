@@ -20,25 +20,7 @@
 
 namespace mha {
 
-// The plan's knobs, swept like the tile parameters.
-struct SplitPlanKnobs {
-  // Defaults: the one setting that cost least over the ragged suite on the H200 (1.006x the best
-  // measured, geomean of 20 ragged problems; docs/performance.md, change 7).
-  int blocks_per_sm = 2;     // the plan fills blocks_per_sm x SMs block slots
-  int min_chunk_keys = 128;  // no chunk is planned shorter (each block has a fixed start cost)
-};
-
-constexpr int kMaxPlanBlocksPerSm = 64;
-constexpr int kMaxPlanMinChunkKeys = 1 << 20;
-
-int encode_cluster_split(int partitions);  // throws std::invalid_argument outside [2, 8]
-// The partition count of a fixed or cluster split (requires !is_split_plan).
-int split_partitions(int partitions);
-int encode_split_plan(const SplitPlanKnobs& knobs);  // throws std::invalid_argument out of range
-SplitPlanKnobs decode_split_plan(int partitions);   // requires is_split_plan
-// "16" for fixed partitions, "plan1x256" for a plan of 1 block per SM and 256-key minimum chunks,
-// "cluster4" for 4 partitions combined in a cluster.
-std::string split_label(int partitions);
+// SplitPlanKnobs, the split code's encoding and its text form: split_code.h.
 
 // The kernel and GPU facts a plan depends on.
 struct SplitPlanTarget {
