@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -240,6 +241,35 @@ TEST(Compare, RunCompareExitCodesAndFiles) {
   EXPECT_THROW(run_compare(temp_path("nope.json"), base, {}, "", ""), UsageError);
   std::ofstream(temp_path("bad.json")) << "{\"schema_version\": 1}";
   EXPECT_THROW(run_compare(base, temp_path("bad.json"), {}, "", ""), UsageError);
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(Compare, APassedRowWithoutATimeMakesTheReportUnusable) {
+  // Every median NaN, inf, 0 or negative in a candidate of passed rows used to pass the gate as
+  // "not comparable (neither passed)".
+  for (double bad : {std::nan(""), static_cast<double>(INFINITY), 0.0, -1.0}) {
+    Report cand = baseline_report();
+    for (ResultRow& r : cand.rows) r.time.median_us = bad;
+    try {
+      compare_reports(baseline_report(), cand, {}, "base.json", "cand.json");
+      ADD_FAILURE() << "passed with median_us " << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("cand.json: point 'decode_a|b1_n4096|p1' passed with median_us"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW(compare_reports(cand, baseline_report(), {}, "cand.json", "base.json"), UsageError);
+  }
+  // A row that did not pass carries no time: still compared as broken, not refused.
+  Report cand = baseline_report();
+  cand.rows[0].status = Status::kIncorrect;
+  cand.rows[0].time.median_us = 0;
+  EXPECT_EQ(compare_reports(baseline_report(), cand, {}).count(Verdict::kBroken), 1);
 }
 
 }  // namespace

@@ -47,6 +47,16 @@ TEST(ListSyntax, RangesExpandInclusively) {
   EXPECT_EQ(values("auto:1:8:x2"), (std::vector<long long>{-1, 1, 2, 4, 8}));
 }
 
+TEST(ListSyntax, APowerRangeUpToTheLargestIntegerEnds) {
+  // Doubling past 2^62 overflowed and the loop never ended: every power up to END, then stop.
+  for (const char* end : {"4611686018427387904", "9223372036854775807"}) {
+    const std::vector<long long> v = values(std::string("1:") + end + ":pow2");
+    ASSERT_EQ(v.size(), 63u) << end;
+    EXPECT_EQ(v.back(), 1LL << 62) << end;
+  }
+  EXPECT_EQ(values("4096:4096:pow2"), (std::vector<long long>{4096}));
+}
+
 TEST(ListSyntax, MalformedRangesAreErrors) {
   for (const char* bad : {"x4", "8:x4", "8:1:x2", "1:8:x1", "1:8:+0", "0:8:x2", "3:3:pow2",
                           "1:2000000000:+1", "[1:8", "1::8", "1:8:x2:x2", "1:8:pow3", "", ":"}) {

@@ -197,3 +197,20 @@ TEST(NoiseFloor, WorksOnTheCommittedH200Baseline) {
 
 }  // namespace
 }  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(NoiseFloor, RecordsReportsByNamesThatTravel) {
+  // A floor made from a temporary file once carried '/tmp/c4/r/...' into the repository, and
+  // compare printed it: a path outside the working directory is recorded by its name alone.
+  const Report a = machine(1, 0.02), b = machine(2, 0.02);
+  const std::string inside = "results/x_default.json";
+  const NoiseFloor f = derive_noise_floor(a, b, {}, inside, "/tmp/c4/r/default_second_h200.json");
+  EXPECT_EQ(f.report_a, inside);
+  EXPECT_EQ(f.report_b, "default_second_h200.json");
+  EXPECT_EQ(derive_noise_floor(a, b, {}, "", "").report_a, "");
+}
+
+}  // namespace
+}  // namespace mha

@@ -84,8 +84,10 @@ std::vector<ListItem> expand_list(const std::string& text, const std::string& wh
             fmt::format("{}: range {}:{}:{} needs 1 <= START <= END", what, start, end, t));
       std::vector<long long> values;
       if (kind == StepKind::kPow2) {
-        for (long long v = 1; v <= end; v *= 2)
+        for (long long v = 1; v <= end; v *= 2) {
           if (v >= start) values.push_back(v);
+          if (v > end / 2) break;  // doubling again would pass END (or overflow, from 2^62 on)
+        }
         if (values.empty())
           throw UsageError(
               fmt::format("{}: range {}:{}:pow2 holds no power of two", what, start, end));

@@ -160,6 +160,16 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
     p.candidate = candidate.rows[it->second];
     const bool base_ok = base.status == Status::kPassed;
     const bool cand_ok = p.candidate.status == Status::kPassed;
+    // A passed row carries a time: one without a finite positive median is no measurement, and a
+    // gate that compared nothing for it must not pass.
+    auto require_time = [&](bool passed, const ResultRow& row, const std::string& file) {
+      if (passed && !has_time(row))
+        throw UsageError(fmt::format(
+            "{}: point '{}' passed with median_us {}: not a time; the report is unusable",
+            file.empty() ? "report" : file, key, row.time.median_us));
+    };
+    require_time(base_ok, base, baseline_file);
+    require_time(cand_ok, p.candidate, candidate_file);
     if (base_ok && !cand_ok) {
       p.verdict = Verdict::kBroken;
     } else if (!base_ok && cand_ok) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -54,6 +55,20 @@ std::string range_text(const NoiseFloor& f, size_t i) {
   return fmt::format("{:g}-{:g} us", b.min_us, b.max_us);
 }
 
+// How the file records a report: its path from the working directory when it lies below it (the
+// repository's own reports), else its name alone: an absolute path names nothing on another
+// machine, and a temporary one nothing at all.
+std::string recorded_name(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return std::filesystem::path(path).filename().string();
+  const std::filesystem::path relative = absolute.lexically_normal().lexically_relative(cwd);
+  if (!relative.empty() && *relative.begin() != "..") return relative.generic_string();
+  return absolute.filename().string();
+}
+
 }  // namespace
 
 double NoiseFloor::tolerance_for(double baseline_us) const {
@@ -81,8 +96,8 @@ NoiseFloor derive_noise_floor(const Report& a, const Report& b, const NoiseOptio
 
   NoiseFloor f;
   f.gpu_name = a.meta.gpu_name;
-  f.report_a = file_a;
-  f.report_b = file_b;
+  f.report_a = recorded_name(file_a);
+  f.report_b = recorded_name(file_b);
   f.commit_a = a.meta.git_commit;
   f.commit_b = b.meta.git_commit;
   f.quantile = o.quantile;
