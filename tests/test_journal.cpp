@@ -259,3 +259,31 @@ TEST(Journal, MalformedInputThrowsUsageError) {
 
 }  // namespace
 }  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(Journal, ANewSweepRefusesToReplaceAnEarlierSweepsRows) {
+  // A second sweep with the same (default, dated) --out truncated the first one's journal.
+  const std::string path = temp_path("replace.jsonl");
+  std::remove(path.c_str());
+  { Journal::open_new(path, meta()); }  // metadata only: nothing measured, nothing to lose
+  {
+    Journal j = Journal::open_new(path, meta());
+    j.append_row(measured(point("k1", "p1", 1), 10));
+  }
+  try {
+    Journal::open_new(path, meta());
+    ADD_FAILURE() << "replaced a journal holding a row";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": holds 1 measured row(s)"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Journal::open_resume(path).rows().size(), 1u);  // still there
+  { Journal::open_new(path, meta(), true); }                  // --force
+  EXPECT_TRUE(Journal::open_resume(path).rows().empty());
+}
+
+}  // namespace
+}  // namespace mha

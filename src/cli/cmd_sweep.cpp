@@ -60,7 +60,7 @@ struct SweepOptions {
   std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "programmatic";
   std::string devices, shard, rule_file, points_file;
   std::vector<std::string> filters, problem_specs;
-  bool resume = false, quiet = false, warm = false, dry_run = false, json = false;
+  bool resume = false, force = false, quiet = false, warm = false, dry_run = false, json = false;
   int device = 0;
   int sm_count = 0;  // --dry-run's SM count for "auto" (0: the H200's)
   uint64_t seed = 1;
@@ -383,7 +383,7 @@ int run_sweep(const SweepOptions& o) {
       meta.shard_index = shard->index;
       meta.shard_count = shard->count;
     }
-    ctx.journal.emplace(Journal::open_new(ctx.journal_path, meta));
+    ctx.journal.emplace(Journal::open_new(ctx.journal_path, meta, o.force));
   }
 
   const auto work = plan_work(specs, kernels, o, props.sm_count);
@@ -470,6 +470,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--rule", o->rule_file, "Partition rule for auto: a `mha-tune select --out-json` file");
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
   cmd->add_flag("--resume", o->resume, "Continue the journal of --out where it stopped");
+  cmd->add_flag("--force", o->force,
+                "Replace a journal of --out that holds an earlier sweep's rows (refused without)");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");
   cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default: a separate reduce launch with programmatic dependent launch, measured fastest), separate (a plain second launch), fused into the decode kernel, or cluster (2..8 fixed partitions combine in the decode launch through distributed shared memory; other splits use programmatic)");
   cmd->add_flag("--warm", o->warm, "Do not rotate inputs beyond the L2 (warm-cache timing)");

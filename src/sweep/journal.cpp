@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -74,7 +75,18 @@ void Journal::remember_row(const ResultRow& row) {
   }
 }
 
-Journal Journal::open_new(const std::string& path, const RunMetadata& meta) {
+Journal Journal::open_new(const std::string& path, const RunMetadata& meta, bool replace_rows) {
+  if (!replace_rows) {
+    std::ifstream existing(path, std::ios::binary);
+    int rows = 0;
+    for (std::string line; existing && std::getline(existing, line);)
+      rows += line.find("\"event\":\"row\"") != std::string::npos;
+    if (rows > 0)
+      throw UsageError(fmt::format(
+          "{}: holds {} measured row(s) of an earlier sweep; --resume continues it, --force "
+          "replaces it, or give another --out",
+          path, rows));
+  }
   Journal j;
   j.path_ = path;
   j.meta_ = meta;

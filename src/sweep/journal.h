@@ -33,8 +33,11 @@ ResultRow crashed_row(ResultRow point);
 // written before it have none, and reading does not need it).
 class Journal {
  public:
-  // Creates (truncates) `path` and writes the metadata line. Throws UsageError if it cannot.
-  static Journal open_new(const std::string& path, const RunMetadata& meta);
+  // Creates `path` and writes the metadata line. A file there that holds rows (an earlier sweep's
+  // measurements) is replaced only with `replace_rows` (sweep --force); else UsageError names it
+  // and the ways on (--resume, --force, another --out). Throws UsageError if it cannot create it.
+  static Journal open_new(const std::string& path, const RunMetadata& meta,
+                          bool replace_rows = false);
   // Reads `path`, drops a truncated last line (warning on stderr; the file is cut back to the
   // last whole line so appends start clean), and reopens for append. A point started without a
   // row after its last start is in flight: started once, it is left to run again (retry_keys());
