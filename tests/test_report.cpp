@@ -259,6 +259,22 @@ TEST(ReportJson, TheSplitIsReadFromItsTextFormOrItsOldCode) {
   EXPECT_NE(read_error("bad_split.json", j.dump()).find("split 'plan0x1'"), std::string::npos);
 }
 
+TEST(ReportFiles, OutputsReplaceOnlyRegularFiles) {
+  namespace fs = std::filesystem;
+  const std::string target = temp_path("link_target.json"), link = temp_path("link.json");
+  std::remove(link.c_str());
+  write_file(target, "old");
+  fs::create_symlink(target, link);
+  write_text_file_atomic(link, "new");  // through the link: the link stays a link
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "new");
+  write_text_file_atomic("/dev/null", "discarded");  // a device is written, never replaced
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_THROW(write_text_file_atomic(fs::temp_directory_path().string(), "x"), UsageError);
+}
+
 TEST(ReportCsv, QuotesPerRfc4180) {
   EXPECT_EQ(csv_escape("plain"), "plain");
   EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");

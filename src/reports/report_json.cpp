@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <numeric>
@@ -282,7 +283,35 @@ Report report_from_json(const json& j, const std::string& file) {
   return report;
 }
 
+namespace {
+
+// Writes through `path` in place (a device or a FIFO: /dev/stdout, a pipe to another process).
+void write_in_place(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw UsageError(path + ": cannot open for writing");
+  out << text;
+  out.flush();
+  if (!out) throw UsageError(path + ": write failed");
+}
+
+}  // namespace
+
 void write_text_file_atomic(const std::string& path, const std::string& text) {
+  // Only a regular file is replaced (through a temporary and a rename): a link is followed to its
+  // target, a device or a FIFO is written in place, a directory refused, so that an --out that
+  // names /dev/stdout or a symlink never turns into a regular file.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  if (!ec && fs::is_symlink(link)) {
+    const fs::path target = fs::weakly_canonical(path, ec);
+    if (ec) throw UsageError(path + ": a link whose target cannot be resolved");
+    return write_text_file_atomic(target.string(), text);
+  }
+  if (!ec && fs::exists(link) && !fs::is_regular_file(link)) {
+    if (fs::is_directory(link)) throw UsageError(path + ": is a directory, not a file to write");
+    return write_in_place(path, text);
+  }
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
