@@ -18,6 +18,23 @@
 #define MHA_BUILD_INFO ""
 #endif
 
+namespace {
+
+// An option given an empty value ("--threshold ''", "--out=") acted as absent or as zero; every
+// option of mha-tune takes a value that cannot be empty. Returns the option's name, or "".
+std::string option_with_empty_value(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) continue;
+    const size_t eq = arg.find('=');
+    if (eq != std::string::npos && eq + 1 == arg.size()) return arg.substr(0, eq);
+    if (eq == std::string::npos && i + 1 < argc && argv[i + 1][0] == '\0') return arg;
+  }
+  return "";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::string invocation;
   for (int i = 0; i < argc; ++i) invocation += (i ? " " : "") + std::string(argv[i]);
@@ -36,6 +53,8 @@ int main(int argc, char** argv) {
   mha::add_export_command(app);
   mha::add_phases_command(app);
   try {
+    if (const std::string option = option_with_empty_value(argc, argv); !option.empty())
+      throw mha::UsageError(option + ": an empty value (give one, or leave the option out)");
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
