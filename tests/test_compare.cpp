@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "compare.h"
+#include "report_json.h"
 #include "errors.h"
 
 #include "test_support.h"
@@ -270,6 +271,44 @@ TEST(Compare, APassedRowWithoutATimeMakesTheReportUnusable) {
   cand.rows[0].status = Status::kIncorrect;
   cand.rows[0].time.median_us = 0;
   EXPECT_EQ(compare_reports(baseline_report(), cand, {}).count(Verdict::kBroken), 1);
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(Compare, APointTwiceInAReportIsRefused) {
+  // The later duplicate in a candidate silently won: which row the gate compared was an accident.
+  Report cand = baseline_report();
+  cand.rows.push_back(cand.rows[0]);
+  cand.rows.back().time.median_us *= 10;
+  try {
+    compare_reports(baseline_report(), cand, {}, "base.json", "cand.json");
+    ADD_FAILURE() << "a duplicate point was compared";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("cand.json: rows[0] and rows[9] are both point 'decode_a|b1_n4096|p1'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(compare_reports(cand, baseline_report(), {}), UsageError);
+}
+
+TEST(Compare, AReportWithoutAReduceModeIsMeasuredDifferently) {
+  // Read without the field, a report was taken for `separate`; it is `unknown`, a method mismatch.
+  const std::string path = temp_path("no_reduce_mode.json");
+  Report r = baseline_report();
+  nlohmann::json j = report_to_json(r.meta, r.rows);
+  j["metadata"].erase("reduce_mode");
+  std::ofstream(path) << j.dump();
+  const Report old = read_report_json(path);
+  EXPECT_EQ(old.meta.reduce_mode, "unknown");
+  r.meta.reduce_mode = "separate";
+  EXPECT_THROW(compare_reports(r, old, {}), UsageError);
+  CompareOptions allow;
+  allow.allow_method_mismatch = true;
+  EXPECT_EQ(compare_reports(r, old, allow).exit_code(), 0);
 }
 
 }  // namespace

@@ -214,3 +214,28 @@ TEST(NoiseFloor, RecordsReportsByNamesThatTravel) {
 
 }  // namespace
 }  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(NoiseFloor, NoFloorWideEnoughToPassAFiveTimesSlowerReport) {
+  // A floor of 1000% tolerances was accepted and passed a report 5x slower; --margin inf wrote null.
+  const Report a = machine(1, 0.02), b = machine(2, 0.02);
+  NoiseOptions o;
+  o.margin = INFINITY;
+  EXPECT_THROW(derive_noise_floor(a, b, o), UsageError);
+  EXPECT_THROW(derive_noise_floor(a, machine(3, 0.02, 5.0), {}, "a.json", "b.json"), UsageError);
+  nlohmann::json j = noise_floor_to_json(derive_noise_floor(a, b, {}));
+  j["buckets"][0]["tolerance"] = 10.0;
+  try {
+    noise_floor_from_json(j, "wide.json");
+    ADD_FAILURE() << "a 1000% floor was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("tolerance: 10 is not a fraction in [0, 0.25]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mha

@@ -140,14 +140,23 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
   result.candidate_file = candidate_file;
   result.options = options;
 
+  // One row per point on each side: with two, which one the gate compared would be an accident.
+  auto refuse_duplicates = [](const Report& r, const std::string& file) {
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      const auto [it, is_new] = first.emplace(point_key(r.rows[i]), i);
+      if (!is_new)
+        throw UsageError(fmt::format("{}: rows[{}] and rows[{}] are both point '{}'",
+                                     file.empty() ? "report" : file, it->second, i, it->first));
+    }
+  };
+  refuse_duplicates(baseline, baseline_file);
+  refuse_duplicates(candidate, candidate_file);
   std::map<std::string, size_t> candidate_index;
-  for (size_t i = 0; i < candidate.rows.size(); ++i) {
-    candidate_index[point_key(candidate.rows[i])] = i;  // a later duplicate wins
-  }
+  for (size_t i = 0; i < candidate.rows.size(); ++i) candidate_index[point_key(candidate.rows[i])] = i;
   std::map<std::string, bool> matched;
   for (const ResultRow& base : baseline.rows) {
     const std::string key = point_key(base);
-    if (matched.count(key)) continue;  // duplicate baseline row: the first one is compared
     auto it = candidate_index.find(key);
     if (it == candidate_index.end()) {
       result.only_baseline.push_back(base);

@@ -242,7 +242,9 @@ RunMetadata metadata_from_json(const json& j, const std::string& w) {
   if (j.contains("shard_index")) m.shard_index = get_int(j, w, "shard_index");
   if (j.contains("shard_count")) m.shard_count = get_int(j, w, "shard_count");
   if (j.contains("devices")) m.devices = get_string(j, w, "devices");
-  if (j.contains("reduce_mode")) m.reduce_mode = get_string(j, w, "reduce_mode");
+  // Reports from before the field: measured one way or another, nobody knows which, so compare
+  // treats them as measured differently from a report that says (a method mismatch).
+  m.reduce_mode = j.contains("reduce_mode") ? get_string(j, w, "reduce_mode") : "unknown";
   if (j.contains("nvidia_driver_version"))
     m.nvidia_driver_version = get_string(j, w, "nvidia_driver_version");
   if (j.contains("gpu_uuids")) m.gpu_uuids = get_string(j, w, "gpu_uuids");
