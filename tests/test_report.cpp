@@ -225,6 +225,17 @@ TEST(ReportJson, BadInputNamesFileAndKey) {
   j["rows"][0]["problem"].erase("ragged_lengths");  // older reports have none: still read
   EXPECT_EQ(read_error("old.json", j.dump()), "(no error)");
 
+  // Sizes past what a problem spec accepts (select and the time model size lists by them).
+  for (const auto& [key, value] : {std::pair<const char*, long long>{"batch", 100000},
+                                   {"batch", INT32_MAX}, {"heads", 0}, {"keys", 1LL << 25}}) {
+    j = report_to_json(full_meta(), {full_row()});
+    j["rows"][0]["problem"][key] = value;
+    const std::string e = read_error("big_shape.json", j.dump());
+    EXPECT_NE(e.find(std::string("rows[0].problem.") + key + ": " + std::to_string(value) + " is not in [1, "),
+              std::string::npos)
+        << e;
+  }
+
   j = report_to_json(full_meta(), {});
   j["schema_version"] = 99;
   EXPECT_NE(read_error("schema.json", j.dump()).find("schema_version"), std::string::npos);

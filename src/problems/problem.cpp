@@ -31,10 +31,8 @@ float Problem::effective_scale() const {
 
 namespace {
 
-// Upper bounds that catch typos and hostile values before any buffer is sized: 16M keys is
-// beyond any model's context; counts (batch, heads) past 65536 fit no GPU at decode shapes.
-constexpr long long kMaxKeys = 1 << 24;
-constexpr int kMaxCount = 1 << 16;
+constexpr long long kMaxKeys = kMaxProblemKeys;
+constexpr int kMaxCount = kMaxProblemCount;
 constexpr long long kMaxPartitions = 1024;
 
 const std::vector<std::string> kSpecKeys = {

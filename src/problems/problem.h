@@ -81,6 +81,12 @@ double step_bytes(const Problem& p, int partitions);
 // Gemma-2's attention soft cap: what the built-in suites give soft-capping kernels.
 constexpr float kDefaultSoftCap = 50.f;
 
+// Upper bounds that catch typos and hostile values before any buffer is sized, in specs and in the
+// reports read back: 16M keys is beyond any model's context; counts (batch, heads) past 65536 fit
+// no GPU at decode shapes.
+constexpr long long kMaxProblemKeys = 1 << 24;
+constexpr int kMaxProblemCount = 1 << 16;
+
 // The K and V bytes of the keys the masks leave visible (at the cache's element size): what the
 // floor reads.
 double visible_kv_bytes(const Problem& p);

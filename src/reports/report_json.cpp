@@ -1,6 +1,8 @@
 // JSON form of rows, metadata and reports; strict reading with file-and-key messages.
 #include "report_json.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -8,9 +10,11 @@
 #include <limits>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "errors.h"
 #include "json_strict.h"
+#include "problem.h"
 #include "row_fields.h"
 #include "split_code.h"
 #include "split_code.h"
@@ -164,6 +168,18 @@ ResultRow row_from_json(const json& j, const std::string& w) {
       fail(where, f.key, e.what());
     }
   }
+  // The shape's sizes within what a problem spec accepts: a report is a file, and select and the
+  // time model size lists by them.
+  const std::string shape_at = w + ".problem";
+  for (const auto& [key, value, most] :
+       {std::tuple<const char*, long long, long long>{"batch", r.problem.batch, kMaxProblemCount},
+        {"heads", r.problem.heads, kMaxProblemCount},
+        {"kv_heads", r.problem.kv_heads, kMaxProblemCount},
+        {"depth", r.problem.depth, kMaxProblemCount},
+        {"keys", r.problem.keys, kMaxProblemKeys}}) {
+    if (value < 1 || value > most)
+      fail(shape_at, key, fmt::format("{} is not in [1, {}]", value, most));
+  }
   // The split: its text form, its code, or both agreeing.
   if (!j.contains("split") && !j.contains("partitions")) fail(w, "split", "missing");
   if (j.contains("split") && j.contains("partitions") && j["partitions"].is_number_integer() &&
@@ -181,8 +197,9 @@ ResultRow row_from_json(const json& j, const std::string& w) {
     if (!list.is_array() || static_cast<int>(list.size()) != r.problem.batch)
       fail(where, "ragged_lengths", "expected a list of " + std::to_string(r.problem.batch) + " lengths (batch)");
     for (const json& n : list) {
-      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > INT32_MAX)
-        fail(where, "ragged_lengths", "expected positive integers, got " + n.dump());
+      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > kMaxProblemKeys)
+        fail(where, "ragged_lengths",
+             fmt::format("expected integers in [1, {}], got {}", kMaxProblemKeys, n.dump()));
       r.problem.ragged_lengths.push_back(n.get<int>());
     }
   }

@@ -75,18 +75,24 @@ StepGeometry geometry(const KernelTraits& t, const ProblemShape& p, int partitio
   // The row blocks of one KV head read the same K/V: the first from HBM, the others at
   // `reread_fraction` of its cost (0: L2 serves them, 1: each costs a full read).
   g.tile_bytes = bn * bytes_per_key * (1 + reread_fraction * (row_blocks - 1)) / row_blocks;
-  std::vector<int> lengths = p.ragged_lengths;
-  if (lengths.empty()) lengths.assign(std::max(1, p.batch), p.keys);
-  double max_tiles = 0;
-  for (int length : lengths) {
+  // Each sequence's blocks and tiles; a uniform batch is `batch` copies of one (never a list of
+  // them: a report's batch is a number from a file).
+  double max_tiles = 0, sequences = 0;
+  auto add = [&](int length, double copies) {
     const double tiles = std::ceil(visible_keys(p, length) / static_cast<double>(bn));
-    g.blocks += std::min<double>(parts, std::max(1.0, tiles));
+    g.blocks += copies * std::min<double>(parts, std::max(1.0, tiles));
     max_tiles = std::max(max_tiles, tiles);
+    sequences += copies;
+  };
+  if (p.ragged_lengths.empty()) {
+    add(p.keys, std::max(1, p.batch));
+  } else {
+    for (int length : p.ragged_lengths) add(length, 1);
   }
   g.blocks *= p.kv_heads * row_blocks;
   g.tiles_per_block = std::ceil(max_tiles / parts);
   if (g.has_reduce)
-    g.partial_bytes = 2.0 * lengths.size() * p.heads * parts * (p.depth + 2) * sizeof(float);
+    g.partial_bytes = 2.0 * sequences * p.heads * parts * (p.depth + 2) * sizeof(float);
   return g;
 }
 
@@ -276,12 +282,11 @@ TimeModel fit_time_model(const std::vector<TimeSample>& samples, int sm_count,
   if (!(peak_read_gbps > 0)) {
     for (const TimeSample& s : samples) {
       if (!(s.time_us > 0)) continue;
+      const double per_key = 2.0 * s.shape.kv_heads * s.shape.depth * element_bytes(s.shape.kv_dtype);
       double bytes = 0;
-      for (int length : s.shape.ragged_lengths.empty()
-                            ? std::vector<int>(std::max(1, s.shape.batch), s.shape.keys)
-                            : s.shape.ragged_lengths)
-        bytes += 2.0 * s.shape.kv_heads * s.shape.depth * element_bytes(s.shape.kv_dtype) *
-                 visible_keys(s.shape, length);
+      if (s.shape.ragged_lengths.empty())
+        bytes = per_key * std::max(1, s.shape.batch) * visible_keys(s.shape, s.shape.keys);
+      for (int length : s.shape.ragged_lengths) bytes += per_key * visible_keys(s.shape, length);
       peak_read_gbps = std::max(peak_read_gbps, bytes / s.time_us / 1e3);
     }
   }
