@@ -134,6 +134,22 @@ TEST(Merge, ReportsWithoutRowsAreRefused) {
   EXPECT_THROW(merge_reports({{"s0.json", {m0, {}}}, {"s1.json", {m, {}}}}, false), UsageError);
 }
 
+TEST(Merge, AReportClaimingTooManyShardsIsRefused) {
+  // A report claiming 2^31 shards listed every missing one (9 GB).
+  const std::vector<std::string> files = write_shards(sweep_rows(), "claims");
+  Report r = read_report_json(files[0]);
+  r.meta.shard_index = 0;
+  r.meta.shard_count = 1 << 30;
+  try {
+    merge_reports({{"claims.json", r}}, false);
+    FAIL() << "2^30 shards accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("claims.json: metadata.shard_count: 1073741824 is not in [0, 4096]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Merge, MissingShardExitsOne) {
   const std::vector<std::string> files = write_shards(sweep_rows(), "missing");
   const MergeResult merged = merge_reports(

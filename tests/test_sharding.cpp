@@ -90,6 +90,14 @@ TEST(Sharding, ParseShard) {
     EXPECT_THROW(parse_shard(bad), UsageError) << bad;
   }
   EXPECT_THROW(assign_shards({}, 0), UsageError);
+  // --shard 0/999999999 sized a queue of a billion shards (15 GB) and never returned.
+  EXPECT_EQ(parse_shard("0/4096").count, kMaxShards);
+  try {
+    parse_shard("0/999999999");
+    FAIL() << "a billion shards accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--shard '0/999999999': N must be at most 4096");
+  }
 }
 
 TEST(Sharding, CostGrowsWithVisibleKeys) {

@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "journal.h"
+#include "sharding.h"
 #include "report_csv.h"
 
 namespace mha {
@@ -57,6 +58,9 @@ void check_shard_fields(const std::vector<MergeInput>& inputs) {
                       in.file, m.shard_count, shard_label(m), first.report.meta.shard_count,
                       first.file, shard_label(first.report.meta)));
     }
+    if (m.shard_count < 0 || m.shard_count > kMaxShards)
+      throw UsageError(fmt::format("{}: metadata.shard_count: {} is not in [0, {}]", in.file,
+                                   m.shard_count, kMaxShards));
     if (m.shard_count > 0 && (m.shard_index < 0 || m.shard_index >= m.shard_count)) {
       throw UsageError(fmt::format("{}: metadata.shard_index: {} is not in [0, {})", in.file,
                                    m.shard_index, m.shard_count));

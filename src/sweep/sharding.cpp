@@ -78,6 +78,7 @@ ShardSpec parse_shard(const std::string& text) {
   spec.index = number(text.substr(0, slash), "K");
   spec.count = number(text.substr(slash + 1), "N");
   if (spec.count < 1) throw bad("N must be at least 1");
+  if (spec.count > kMaxShards) throw bad(fmt::format("N must be at most {}", kMaxShards));
   if (spec.index >= spec.count) throw bad("K must be in [0, N)");
   return spec;
 }

@@ -27,7 +27,11 @@ struct SweepPoint {
 // that many tiny points are not treated as free. Ragged batches count every sequence at `keys`.
 double point_cost(const ProblemShape& shape, int partitions);
 
-// "--shard K/N": run the K-th of N shards, 0 <= K < N.
+// The most shards a sweep is cut into (a slice per GPU of a cluster, not per point): what --shard
+// and a report's metadata may claim, before anything is sized by it.
+constexpr int kMaxShards = 4096;
+
+// "--shard K/N": run the K-th of N shards, 0 <= K < N <= kMaxShards.
 struct ShardSpec {
   int index = 0;
   int count = 1;
