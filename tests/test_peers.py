@@ -210,6 +210,12 @@ class LengthMixTest(unittest.TestCase):
                 p = problems(text)[0]
                 self.assertEqual((ours["name"], ours["keys"], ours["bytes_per_step"]),
                                  (p["name"], p["keys"], suite.step_bytes(p)), text)
+        # A long explicit list: named by size, longest and the list's hash, on both sides.
+        text = "lengths=" + ":".join(str(100 + i) for i in range(20)) + ":5000,dtype=bf16,kv=contig"
+        r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--json", "--problem", text],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["problems"][0]["name"], problems(text)[0]["name"])
 
 
 class BytesAndPagesTest(unittest.TestCase):

@@ -91,6 +91,16 @@ TEST(Problem, NamesAreStableAndDistinct) {
   ASSERT_EQ(w1.size(), 1u);
   EXPECT_NE(problem_name(w1[0]), problem_name(w2[0]));
   EXPECT_EQ(problem_name(w1[0]), w1[0].shape.name);
+  // Two long ragged lists of one size and longest: their names shortened to "ragged21x5000" and
+  // one stood for both; the list's hash keeps them apart.
+  std::string a = "lengths=5000", b = "lengths=5000";
+  for (int i = 0; i < 20; ++i) a += ":" + std::to_string(100 + i), b += ":" + std::to_string(200 + i);
+  const auto ra = instantiate(parse_problem_spec(a), traits(), &why);
+  const auto rb = instantiate(parse_problem_spec(b), traits(), &why);
+  ASSERT_EQ(ra.size(), 1u);
+  ASSERT_EQ(rb.size(), 1u);
+  EXPECT_EQ(ra[0].shape.lengths.rfind("ragged21x5000h", 0), 0u) << ra[0].shape.lengths;
+  EXPECT_NE(ra[0].shape.name, rb[0].shape.name);
 }
 
 TEST(Problem, StepBytesCountOnlyVisibleKeys) {

@@ -27,6 +27,15 @@ class UsageError(Exception):
     pass
 
 
+
+def list_hash(text):
+    """The first 8 hex digits of the 64-bit FNV-1a hash of `text`, as src/problems/problem.cpp
+    names a long ragged list (two lists of one size and longest must not share a name)."""
+    h = 0xcbf29ce484222325
+    for c in text.encode():
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"[:8]
+
 def _ints(where, key, value):
     items = value if isinstance(value, list) else str(value).split(":")
     out = []
@@ -261,7 +270,7 @@ def expand(spec):
         p = dict(base, batch=len(lengths), keys=max(lengths), lengths=list(lengths))
         listed = "-".join(map(str, lengths))
         p["lengths_name"] = ("ragged" + listed if len(listed) <= 40
-                             else f"ragged{len(lengths)}x{max(lengths)}")
+                             else f"ragged{len(lengths)}x{max(lengths)}h{list_hash(listed)}")
         p["name"] = spec["name"] if "name" in spec else problem_name(p)
         out.append(p)
         return out
