@@ -52,6 +52,8 @@ BAD = {
     "top level a list": ([base()], "(top level)"),
     "description a number": (mutate(lambda c: c.update(description=3)), "description"),
     "smem limit zero": (mutate(lambda c: c.update(smem_limit_bytes=0)), "smem_limit_bytes"),
+    "smem limit 2^40": (mutate(lambda c: c.update(smem_limit_bytes=2**40)), "smem_limit_bytes"),
+    "smem limit past 1 MiB": (mutate(lambda c: c.update(smem_limit_bytes=2**21)), "smem_limit_bytes"),
     "suite a list": (mutate(lambda c: c.update(suite=[])), "suite"),
     "families missing": (mutate(lambda c: drop(c, "families")), "families"),
     "families empty": (mutate(lambda c: c.update(families=[])), "families"),

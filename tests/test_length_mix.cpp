@@ -3,6 +3,8 @@
 // and misuse names the key. tests/test_peers.py checks that Python draws the same lengths.
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include <algorithm>
 #include <numeric>
 
@@ -75,6 +77,23 @@ TEST(LengthMix, MisuseNamesTheKey) {
   EXPECT_NE(error("mix=lognormal,batch=2").find("'keys'"), std::string::npos);
   EXPECT_NE(error("mix=lognormal,batch=2,keys=5,lengths=3:4").find("'lengths'"), std::string::npos);
   EXPECT_NE(error("mix=lognormal,batch=2,keys=5,mix_seed=-1").find("'mix_seed'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(LengthMix, ALognormalDrawPastTheIntRangeIsClampedNotWrapped) {
+  // keys * e^z past 2^31 wrapped to a negative int, then clamped to 1 key.
+  const std::vector<int> v = mix_lengths("lognormal", 1000, 1 << 30, 1, INT32_MAX, "test");
+  int at_most = 0;
+  for (int n : v) {
+    EXPECT_GT(n, 1 << 20) << "a wrapped draw";  // e^z > 2^-10 for every draw of 1000
+    at_most += n == INT32_MAX;
+  }
+  EXPECT_GT(at_most, 100);  // e^z > 2 about a quarter of the time
 }
 
 }  // namespace

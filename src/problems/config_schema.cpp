@@ -18,6 +18,8 @@ namespace mha {
 
 namespace {
 
+constexpr int kMaxSmemLimitBytes = 1 << 20;  // as scripts/gen_dispatch.py MAX_SMEM_LIMIT_BYTES
+
 using nlohmann::json;
 
 struct Schema {
@@ -84,6 +86,8 @@ struct Checker {
   }
   int positive_int(const json& v, const std::string& path) const {
     check_type(v, v.is_number_integer(), "int", path);
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT32_MAX) : v.get<long long>() > INT32_MAX)
+      fail(path, fmt::format("value {} not allowed (must be <= {})", v.dump(), INT32_MAX));
     if (v.get<long long>() < 1)
       fail(path, fmt::format("value {} not allowed (must be >= 1)", v.dump()));
     return v.get<int>();
@@ -165,7 +169,11 @@ std::vector<ConfigFamily> validate_config(const json& cfg, const std::string& fi
     c.fail("schema_version", fmt::format("value {} not supported (this tool reads {})",
                                          version.dump(), schema.version));
   c.optional_string(cfg, "description", "");
-  if (cfg.contains("smem_limit_bytes")) c.positive_int(cfg["smem_limit_bytes"], "smem_limit_bytes");
+  // As scripts/gen_dispatch.py: past any GPU's 1 MiB, every point would pass, then fail to launch.
+  if (cfg.contains("smem_limit_bytes") &&
+      c.positive_int(cfg["smem_limit_bytes"], "smem_limit_bytes") > kMaxSmemLimitBytes)
+    c.fail("smem_limit_bytes", fmt::format("value {} not allowed (must be <= {}, 1 MiB)",
+                                           cfg["smem_limit_bytes"].dump(), kMaxSmemLimitBytes));
   if (cfg.contains("suite"))
     c.check_type(cfg["suite"], cfg["suite"].is_object(), "object", "suite");
   if (cfg.contains("tiles")) c.tiles(cfg["tiles"], "tiles");
