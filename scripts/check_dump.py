@@ -59,12 +59,17 @@ def attention(np, problem_dir, manifest, path):
     kind = field(manifest, path, "mask", "kind")
     window, chunk = field(manifest, path, "mask", "window"), field(manifest, path, "mask", "chunk")
     scale = field(manifest, path, "scale")
+    # Manifests written before soft caps were recorded had none to record (0: no cap).
+    cap = float(manifest.get("soft_cap", 0) or 0)
     out = np.zeros_like(q)
     for b, n in enumerate(lengths):
         seen = visible(np, kind, int(n), window, chunk)
         for h in range(q.shape[1]):
             kv = h // group
-            s = np.where(seen, k[b, :n, kv] @ q[b, h] * scale, -np.inf)
+            raw = k[b, :n, kv] @ q[b, h] * scale
+            if cap > 0:  # cap * tanh(s / cap), before the mask and the (uncapped) sink
+                raw = cap * np.tanh(raw / cap)
+            s = np.where(seen, raw, -np.inf)
             m = max(s.max(), sink[h] if sink is not None else -np.inf)
             if m == -np.inf:
                 continue

@@ -106,6 +106,23 @@ class RecomputeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("decode_k p2", r.stdout)
 
+    def test_a_soft_cap_in_the_manifest_is_applied(self):
+        # The manifest carries the cap now; an output capped at 2 is not the uncapped reference.
+        import pathlib
+        spec = importlib.util.spec_from_file_location("check_dump", SCRIPT)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        capped_manifest = dict(manifest(), soft_cap=2.0)
+        capped = mod.attention(np, pathlib.Path(self.problem), capped_manifest, "manifest.json")
+        self.assertGreater(float(np.abs(capped - self.expected).max()), 1e-3)
+        self.write_manifest(capped_manifest)
+        np.save(os.path.join(self.problem, "reference.npy"), capped.astype(np.float32))
+        np.save(os.path.join(self.problem, "out_k_p2.npy"), capped.astype(np.float32))
+        r = run(self.dump)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        np.save(os.path.join(self.problem, "out_k_p2.npy"), self.expected.astype(np.float32))
+        self.assertEqual(run(self.dump).returncode, 1)
+
     def test_malformed_dumps_exit_2(self):
         np.save(os.path.join(self.problem, "out_k_p2.npy"), self.expected.astype(np.float32))
         m = manifest()

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dump_manifest.h"
 #include "device_info.h"
 #include "errors.h"
 #include "kernel_selection.h"
@@ -53,19 +54,12 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
   }
   const std::string out_name = fmt::format("out_{}_p{}.npy", k.name, split_label(partitions));
   write_npy((root / out_name).string(), r.output, {B, H, D});
-  nlohmann::json manifest;
   const fs::path manifest_path = root / "manifest.json";
-  if (fs::exists(manifest_path)) manifest = nlohmann::json::parse(std::ifstream(manifest_path));
-  manifest["problem"] = s.name;
-  manifest["shape"] = {{"batch", B}, {"heads", H}, {"kv_heads", Hkv}, {"depth", D},
-                       {"max_len", p.max_length()}, {"group", H / Hkv}};
-  manifest["dtype"] = s.dtype;
-  manifest["out_dtype"] = s.out_dtype;
-  manifest["scale"] = p.effective_scale();
-  manifest["mask"] = {{"kind", s.mask}, {"window", s.window}, {"chunk", s.chunk}};
-  manifest["sink"] = s.has_sink;
-  manifest["layout"] = "q: [batch][heads][depth]; k, v: [batch][max_len][kv_heads][depth] (slots past a length are NaN); out: [batch][heads][depth]";
-  manifest["seed"] = p.seed;
+  nlohmann::json manifest = dump_manifest(p);
+  if (fs::exists(manifest_path)) {  // the outputs of the problem's other points stay
+    const nlohmann::json before = nlohmann::json::parse(std::ifstream(manifest_path));
+    if (before.contains("outputs")) manifest["outputs"] = before["outputs"];
+  }
   manifest["outputs"][out_name] = {{"kernel", k.name}, {"partitions", partitions},
                                    {"status", status_name(r.status)}, {"rel_l2_error", r.error.rel_l2}};
   std::ofstream(manifest_path) << manifest.dump(2) << "\n";

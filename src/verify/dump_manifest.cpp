@@ -1,0 +1,38 @@
+// verify --dump's manifest: the problem as an outside reference needs it.
+#include "dump_manifest.h"
+
+#include "problem_data.h"  // kv_quantisation
+
+namespace mha {
+
+nlohmann::json dump_manifest(const Problem& p) {
+  const ProblemShape& s = p.shape;
+  nlohmann::json m;
+  m["problem"] = s.name;
+  m["shape"] = {{"batch", s.batch}, {"heads", s.heads},          {"kv_heads", s.kv_heads},
+                {"depth", s.depth}, {"max_len", p.max_length()}, {"group", p.group()}};
+  m["dtype"] = s.dtype;
+  m["out_dtype"] = s.out_dtype;
+  m["scale"] = p.effective_scale();
+  m["mask"] = {{"kind", s.mask}, {"window", s.window}, {"chunk", s.chunk}};
+  m["sink"] = s.has_sink;
+  // 0: none; else each score s becomes soft_cap * tanh(s / soft_cap) before the mask and the sink.
+  m["soft_cap"] = s.soft_cap;
+  const KvQuantisation quant = kv_quantisation(s);
+  m["cache"] = {{"kv", s.kv},
+                {"page_size", s.page_size},
+                {"kv_dtype", s.kv_dtype},
+                {"kv_scale", s.kv_scale},
+                {"k_scale", quant.k_scale},
+                {"v_scale", quant.v_scale},
+                {"values",
+                 "k.npy and v.npy hold the values the cache stands for, in sequence order: an fp8 "
+                 "code times its KV head's scale, gathered from the pages of a paged cache"}};
+  m["layout"] =
+      "q: [batch][heads][depth]; k, v: [batch][max_len][kv_heads][depth] (slots past a length "
+      "are NaN); out: [batch][heads][depth]";
+  m["seed"] = p.seed;
+  return m;
+}
+
+}  // namespace mha
