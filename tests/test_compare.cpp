@@ -23,6 +23,7 @@ ResultRow row(const std::string& kernel, const std::string& problem, int partiti
   ResultRow r;
   r.kernel = kernel;
   r.problem.name = problem;
+  r.problem.keys = 1024;  // a report's rows carry a shape a problem spec accepts
   r.partitions = partitions;
   r.status = Status::kPassed;
   r.time = {us, us * 0.98, us, us * rel_stdev, samples};
@@ -309,6 +310,44 @@ TEST(Compare, AReportWithoutAReduceModeIsMeasuredDifferently) {
   CompareOptions allow;
   allow.allow_method_mismatch = true;
   EXPECT_EQ(compare_reports(r, old, allow).exit_code(), 0);
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(Compare, TheBestGateJudgesEachProblemsBestPoint) {
+  // Every point but each problem's best 10% slower: the points gate fails, the best gate passes.
+  const Report base = baseline_report();
+  Report cand = base;
+  for (ResultRow& r : cand.rows) {
+    const bool is_best = (r.problem.name == "b1_n4096" && r.kernel == "decode_a" && r.partitions == 4) ||
+                         (r.problem.name == "b8_n1024" && r.partitions == 1);
+    if (!is_best) r.time.median_us *= 1.10;
+  }
+  CompareOptions best;
+  best.gate = CompareOptions::Gate::kBest;
+  EXPECT_EQ(compare_reports(base, cand, {}).exit_code(), 1);
+  const CompareResult r = compare_reports(base, cand, best);
+  ASSERT_EQ(r.best.size(), 2u);
+  EXPECT_EQ(r.best_count(Verdict::kSame), 2);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_NEAR(r.best_geomean_ratio, 1.0, 1e-12);
+  EXPECT_NEAR(r.geomean_ratio, std::pow(1.10, 7.0 / 9.0), 1e-9);  // 7 of 9 pairs 10% slower
+  EXPECT_NE(compare_markdown(r).find("best point per problem: 1.0000 over 2 problem(s)"),
+            std::string::npos);
+  // A problem's best point 10% slower, or a problem with no passed point: the best gate fails.
+  const CompareResult slower = compare_reports(base, scaled(base, 1.10), best);
+  EXPECT_EQ(slower.best_count(Verdict::kSlower), 2);
+  EXPECT_EQ(slower.exit_code(), 1);
+  Report gone = base;
+  for (ResultRow& row : gone.rows)
+    if (row.problem.name == "b8_n1024") row.status = Status::kIncorrect;
+  const CompareResult broken = compare_reports(base, gone, best);
+  EXPECT_EQ(broken.best_count(Verdict::kBroken), 1);
+  EXPECT_EQ(broken.exit_code(), 1);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ void add_compare_command(CLI::App& app) {
       "passed -> not passed, a baseline point missing from the candidate) or when no pair "
       "matched, 2 on unusable input (incl. reports from different GPUs or measured differently)");
   struct Args {
-    std::string baseline, candidate, csv, markdown, noise;
+    std::string baseline, candidate, csv, markdown, noise, gate = "points";
     CompareOptions options;
   };
   auto args = std::make_shared<Args>();
@@ -24,6 +24,10 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--threshold", args->options.threshold,
                   "Smallest relative median change called slower/faster (default 0.03)");
   cmd->add_option("--csv", args->csv, "Write every pair to this CSV file");
+  cmd->add_option("--gate", args->gate,
+                  "What fails: points (any point slower or broken, default) or best (a problem's "
+                  "best point slower or gone: for an A/B of a kernel change)")
+      ->check(CLI::IsMember({"points", "best"}));
   cmd->add_option("--markdown", args->markdown, "Also write the markdown summary to this file");
   cmd->add_flag("--allow-different-gpu", args->options.allow_different_gpu,
                 "Compare reports from different GPU models");
@@ -36,6 +40,8 @@ void add_compare_command(CLI::App& app) {
                   "Cross-machine noise floor (`mha-tune noise`): changes within it are not "
                   "regressions");
   cmd->callback([args] {
+    args->options.gate =
+        args->gate == "best" ? CompareOptions::Gate::kBest : CompareOptions::Gate::kPoints;
     if (!args->noise.empty())
       args->options.noise_floor = std::make_shared<NoiseFloor>(read_noise_floor(args->noise));
     set_command_exit(

@@ -108,6 +108,59 @@ double pair_noise(const TimingStats& a, const TimingStats& b) {
   return std::sqrt(ea * ea + eb * eb);
 }
 
+namespace {
+
+// Each problem's least-median passed row.
+std::map<std::string, const ResultRow*> best_rows(const Report& r) {
+  std::map<std::string, const ResultRow*> best;
+  for (const ResultRow& row : r.rows) {
+    if (row.status != Status::kPassed || !has_time(row)) continue;
+    auto [it, is_new] = best.emplace(row.problem.name, &row);
+    if (!is_new && row.time.median_us < it->second->time.median_us) it->second = &row;
+  }
+  return best;
+}
+
+// The problems' best points judged like pairs, and the geomeans of both kinds of ratio.
+void judge_best(const Report& baseline, const Report& candidate, const CompareOptions& options,
+                CompareResult* result) {
+  const auto base = best_rows(baseline), cand = best_rows(candidate);
+  double log_sum = 0, best_log_sum = 0;
+  int timed = 0, best_timed = 0;
+  for (const ComparePair& p : result->pairs) {
+    if (p.verdict == Verdict::kSame || p.verdict == Verdict::kSlower || p.verdict == Verdict::kFaster) {
+      log_sum += std::log(p.candidate.time.median_us / p.baseline.time.median_us);
+      ++timed;
+    }
+  }
+  for (const auto& [problem, b] : base) {
+    BestPair bp;
+    bp.problem = problem;
+    bp.baseline_point = point_key(*b);
+    bp.baseline_us = b->time.median_us;
+    const auto c = cand.find(problem);
+    if (c == cand.end()) {
+      bp.verdict = Verdict::kBroken;
+    } else {
+      bp.candidate_point = point_key(*c->second);
+      bp.candidate_us = c->second->time.median_us;
+      bp.tolerance = std::max(options.threshold,
+                              options.noise_k * pair_noise(b->time, c->second->time));
+      const double ratio = bp.candidate_us / bp.baseline_us;
+      bp.verdict = ratio > 1.0 + bp.tolerance          ? Verdict::kSlower
+                   : ratio < 1.0 / (1.0 + bp.tolerance) ? Verdict::kFaster
+                                                        : Verdict::kSame;
+      best_log_sum += std::log(ratio);
+      ++best_timed;
+    }
+    result->best.push_back(bp);
+  }
+  result->geomean_ratio = timed ? std::exp(log_sum / timed) : 0;
+  result->best_geomean_ratio = best_timed ? std::exp(best_log_sum / best_timed) : 0;
+}
+
+}  // namespace
+
 CompareResult compare_reports(const Report& baseline, const Report& candidate,
                               const CompareOptions& options, const std::string& baseline_file,
                               const std::string& candidate_file) {
@@ -211,7 +264,13 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
       result.only_candidate.push_back(cand);
     }
   }
+  judge_best(baseline, candidate, options, &result);
   return result;
+}
+
+int CompareResult::best_count(Verdict v) const {
+  return static_cast<int>(std::count_if(best.begin(), best.end(),
+                                        [v](const BestPair& b) { return b.verdict == v; }));
 }
 
 std::string compare_markdown(const CompareResult& r) {
@@ -261,6 +320,28 @@ std::string compare_markdown(const CompareResult& r) {
   md += fmt::format("| only in baseline{} | {} |\n",
                     r.options.allow_missing ? "" : " (regression)", r.only_baseline.size());
   md += fmt::format("| only in candidate | {} |\n\n", r.only_candidate.size());
+  md += fmt::format(
+      "Geomean candidate / baseline: {:.4f} over {} timed pair(s); best point per problem: {:.4f} "
+      "over {} problem(s) ({} slower, {} faster, {} without a passed point in the candidate){}.\n\n",
+      r.geomean_ratio, r.count(Verdict::kSame) + r.count(Verdict::kSlower) + r.count(Verdict::kFaster),
+      r.best_geomean_ratio, r.best.size(), r.best_count(Verdict::kSlower),
+      r.best_count(Verdict::kFaster), r.best_count(Verdict::kBroken),
+      r.options.gate == CompareOptions::Gate::kBest ? " (the gate: --gate best)" : "");
+  if (r.options.gate == CompareOptions::Gate::kBest) {
+    std::string lines;
+    for (const BestPair& b : r.best) {
+      if (b.verdict != Verdict::kSlower && b.verdict != Verdict::kBroken) continue;
+      lines += fmt::format("| `{}` | {:.2f} | {} | {} |\n", cell(b.problem), b.baseline_us,
+                           b.verdict == Verdict::kBroken ? "-" : fmt::format("{:.2f}", b.candidate_us),
+                           b.verdict == Verdict::kBroken
+                               ? "no passed point"
+                               : pct(b.candidate_us / b.baseline_us - 1.0));
+    }
+    if (!lines.empty())
+      md += "### Problems whose best point regressed\n\n| problem | baseline best us | candidate "
+            "best us | change |\n|---|---:|---:|---:|\n" +
+            lines + "\n";
+  }
 
   const std::string header =
       "| kernel | problem | P | baseline us | candidate us | change | tolerance | status |\n"

@@ -32,6 +32,9 @@ struct CompareOptions {
   // Measured cross-machine spread (`compare --noise`): a pair's tolerance is at least the
   // floor's tolerance for its baseline time. Null: no floor.
   std::shared_ptr<const NoiseFloor> noise_floor;
+  // What fails the gate: every point (a regression of any point), or the best point of each
+  // problem (what a tuned default can reach; an A/B of a kernel change is judged by it).
+  enum class Gate { kPoints, kBest } gate = Gate::kPoints;
 };
 
 // How a report was measured: the metadata fields that change what a time means. A difference in
@@ -62,6 +65,15 @@ struct ComparePair {
   bool is_regression() const { return verdict == Verdict::kSlower || verdict == Verdict::kBroken; }
 };
 
+// One problem's best passed point on each side (least median), judged like a pair.
+struct BestPair {
+  std::string problem;
+  std::string baseline_point, candidate_point;  // point keys
+  double baseline_us = 0, candidate_us = 0;
+  double tolerance = 0;
+  Verdict verdict = Verdict::kSame;  // kSlower, kFaster, kSame; kBroken: none passed in the candidate
+};
+
 struct CompareResult {
   RunMetadata baseline_meta, candidate_meta;
   std::string baseline_file, candidate_file;
@@ -69,6 +81,10 @@ struct CompareResult {
   std::vector<ComparePair> pairs;  // in baseline row order
   std::vector<ResultRow> only_baseline, only_candidate;
   std::vector<MethodMismatch> mismatches;  // only when options.allow_method_mismatch
+  std::vector<BestPair> best;  // problems with a passed point in the baseline, by name
+  double geomean_ratio = 0;       // candidate / baseline over the pairs both timed (0: none)
+  double best_geomean_ratio = 0;  // the same over the problems' best points
+  int best_count(Verdict v) const;
 
   int count(Verdict v) const;
   int regressions() const { return count(Verdict::kSlower) + count(Verdict::kBroken); }
@@ -78,7 +94,11 @@ struct CompareResult {
   }
   // The gate fails (1) on a regression, on a missing baseline point (unless allowed) and when no
   // pair matched at all (even with allow_missing: nothing was compared); else 0.
+  // With gate kBest, a problem's best point slower or gone fails it, and so does no problem
+  // compared.
   bool is_failure() const {
+    if (options.gate == CompareOptions::Gate::kBest)
+      return best_count(Verdict::kSlower) + best_count(Verdict::kBroken) > 0 || best.empty();
     return regressions() > 0 || missing_failures() > 0 || pairs.empty();
   }
   int exit_code() const { return is_failure() ? 1 : 0; }
