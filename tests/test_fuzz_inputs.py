@@ -6,8 +6,8 @@ from a seed. Each must end in exit 2 with a message on stderr: never a signal, a
 
 Only paths where validation precedes device use are driven, so the test needs no GPU and a
 GPU machine gives the same answers: `sweep --dry-run` (the plan needs no GPU), `verify` (it
-builds every problem before it looks for a device), `compare`, `select`, `merge`, `export`
-(no GPU at all) and the generator.
+builds every problem before it looks for a device), `compare`, `select` (with `--evaluate` and
+`--suggest`), `merge`, `export`, `sweep --points` (no GPU at all) and the generator.
 
 Run: MHA_BUILD_DIR=build-ci python3 tests/test_fuzz_inputs.py; MHA_FUZZ_SEED=N picks another
 seed (ctest runs the fixed one, label "host")."""
@@ -332,9 +332,12 @@ class FuzzInputs(unittest.TestCase):
     def report_cases(self):
         cases = []
         out = os.path.join(self.tmp, "out")
+        points = os.path.join(self.tmp, "points.json")
         commands = [lambda f: ["compare", self.good_report, f], lambda f: ["compare", f, self.good_report],
                     lambda f: ["select", f], lambda f: ["merge", f, "--out", out],
-                    lambda f: ["export", "--format", "googlebench", f]]
+                    lambda f: ["export", "--format", "googlebench", f],
+                    lambda f: ["select", self.good_report, "--evaluate", f],
+                    lambda f: ["select", "--suggest", "5", "--candidates", f, "--out-points", points]]
         for i, (label, data) in enumerate(self.report_docs()):
             name = f"report_{i}.json"
             cmd = commands[i % len(commands)]("{" + name + "}")
@@ -342,11 +345,28 @@ class FuzzInputs(unittest.TestCase):
         # A report without rows gives select, merge and export nothing to work on. (compare
         # fails such a candidate with exit 1, "no pair matched": a failed gate, not bad usage.)
         empty = dict(self.report, rows=[])
-        for i, cmd in enumerate(commands[2:]):
+        for i, cmd in enumerate(commands[2:5]):
             name = f"report_empty_{i}.json"
             argv = cmd("{" + name + "}")
             cases.append(Case(f"report without rows ({argv[0]})", argv,
                               {name: json.dumps(empty).encode()}))
+        return cases
+
+    def point_list_cases(self):
+        """`sweep --points FILE` (a `select --suggest` output) and the plan it restricts."""
+        docs = [(f"garbage {g!r}", g) for g in GARBAGE]
+        docs += [(label, json.dumps(doc).encode()) for label, doc in [
+            ("points not a list", {"points": {}}), ("points empty", {"points": []}),
+            ("entry not an object", {"points": [1]}), ("entry without key", {"points": [{"k": 1}]}),
+            ("key not a string", {"points": [{"key": 7}]}),
+            ("key of another plan", {"points": [{"key": "decode_x_bm16|nope|p1"}]})]]
+        docs.append(("deep points", b'{"points": ' + deep(100000) + b"}"))
+        cases = []
+        for i, (label, data) in enumerate(docs):
+            name = f"points_{i}.json"
+            cases.append(Case(f"point list {label}",
+                              ["sweep", "--dry-run", "--config", CONFIG, "--points", "{" + name + "}"],
+                              {name: data}))
         return cases
 
     # -- the test ----------------------------------------------------------------------------
@@ -374,7 +394,7 @@ class FuzzInputs(unittest.TestCase):
 
     def test_every_hostile_input_exits_2_with_a_message(self):
         cases = (self.spec_cases() + self.flag_cases() + self.problem_file_cases() +
-                 self.config_cases() + self.report_cases())
+                 self.config_cases() + self.report_cases() + self.point_list_cases())
         self.assertGreaterEqual(len(cases), 200)
         failures = []
         for case in cases:
