@@ -16,7 +16,7 @@ constexpr int kMaxPlanMinChunkKeys = 1 << 20;
 // The plan's knobs, swept like the tile parameters.
 struct SplitPlanKnobs {
   // Defaults: the one setting that cost least over the ragged suite on the H200 (1.006x the best
-  // measured, geomean of 20 ragged problems; docs/performance.md, change 7).
+  // measured, geomean of 20 ragged problems; docs/performance.md, "the balanced split plan").
   int blocks_per_sm = 2;     // the plan fills blocks_per_sm x SMs block slots
   int min_chunk_keys = 128;  // no chunk is planned shorter (each block has a fixed start cost)
 };

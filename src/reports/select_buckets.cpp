@@ -107,7 +107,7 @@ const BucketChoice* exact_bucket(const std::vector<BucketChoice>& buckets, const
 
 // Raggedness weighs most: whether one split fits the whole batch decides more than the cache kind.
 // A different cache kind weighs most: a tile that suits contiguous caches can be 1.2-1.5x slower
-// on paged ones (docs/performance.md, run 21). Raggedness decides the split more than the tile,
+// on paged ones (docs/performance.md). Raggedness decides the split more than the tile,
 // and a ragged batch takes its plan from a ragged bucket (lookup_config).
 int bucket_distance(const BucketKey& a, const BucketKey& b) {
   return 16 * (a.kv != b.kv) + 8 * (a.ragged != b.ragged) + 4 * (a.mask != b.mask) +
@@ -173,7 +173,7 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
   // A plan adapts to the lengths and the SM count when it runs, so it carries over to nearby
   // shapes and other GPUs; a fixed count does not. Held out, ragged batches cost up to 1.34x
   // the best with another kind's bucket's plan and 1.27x with the rule's one count for every
-  // sequence (run 20's ragged suite), hence a ragged bucket's plan of the same kv.
+  // sequence (the ragged suite on the H200), hence a ragged bucket's plan of the same kv.
   if (l.is_exact && sm_count == s.sm_count)
     l.partitions = l.bucket->partitions;
   else if (ragged && ragged_plan != 0)
