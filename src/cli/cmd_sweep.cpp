@@ -40,6 +40,7 @@
 #include "report_csv.h"
 #include "report_json.h"
 #include "select.h"
+#include "fnv1a.h"
 #include "point_list.h"
 #include "sharding.h"
 #include "step_timer.h"
@@ -67,12 +68,6 @@ struct SweepOptions {
   double time_budget_s = 0.25, target_error = 0.005;
   std::string command_line;
 };
-
-std::string fnv1a_hex(const std::string& bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-  return fmt::format("{:016x}", h);
-}
 
 std::string utc_now(const char* format) {
   const std::time_t t = std::time(nullptr);

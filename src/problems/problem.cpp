@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "fnv1a.h"
 #include "masks.cuh"
 #include "errors.h"
 #include "length_mix.h"
@@ -35,13 +36,6 @@ constexpr long long kMaxKeys = kMaxProblemKeys;
 constexpr int kMaxCount = kMaxProblemCount;
 constexpr long long kMaxPartitions = 1024;
 
-// The first 8 hex digits of the 64-bit FNV-1a hash of `text` (scripts/peerlib/suite.py computes
-// the same, so that the peers name a long ragged list as the sweep does).
-std::string list_hash(const std::string& text) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-  return fmt::format("{:016x}", h).substr(0, 8);
-}
 
 const std::vector<std::string> kSpecKeys = {
     "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype", "kv_scale",
@@ -473,7 +467,7 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
     // size and longest must not share a name (one name never stands for two problems).
     if (list.size() > 40)
       p.shape.lengths = fmt::format("ragged{}x{}h{}", spec.lengths.size(), p.shape.keys,
-                                    list_hash(list));
+                                    fnv1a_hex(list).substr(0, 8));
     finish(p, 0);
     return out;
   }

@@ -41,8 +41,7 @@ MeasuredReports measure_reports(const std::vector<Report>& reports,
   }
   for (const auto& [name, shape] : named) {
     if (passed.count(name)) continue;
-    out.failed_problems.push_back(name);
-    out.failed_shapes.push_back(shape);
+    out.failed.push_back(shape);
   }
   if (points.empty()) {
     std::string names;
@@ -80,8 +79,8 @@ MeasuredReports measure_reports(const std::vector<Report>& reports,
   return out;
 }
 
-double time_near(const MeasuredProblem& q, const std::string& tile, int p, bool* snapped) {
-  if (snapped) *snapped = false;
+double time_near(const MeasuredProblem& q, const std::string& tile, int p, int* timed) {
+  if (timed) *timed = p;
   if (is_split_plan(p) || is_cluster_split(p)) {
     const auto& table = is_split_plan(p) ? q.plan_times : q.cluster_times;
     auto by_code = table.find(tile);
@@ -92,8 +91,14 @@ double time_near(const MeasuredProblem& q, const std::string& tile, int p, bool*
   auto it = q.times.find(tile);
   if (it == q.times.end() || it->second.empty()) return -1;
   const SnappedTime t = snap_partitions(it->second, p);
-  if (snapped) *snapped = t.partitions != p;
+  if (timed) *timed = t.partitions;
   return t.time_us;
+}
+
+double choice_cost(const MeasuredProblem& q, const DefaultChoice& c) {
+  if (c.source.empty()) return -1;
+  const double t = time_near(q, tile_id(c.traits), c.partitions);
+  return t < 0 ? -1 : t / q.best_us;
 }
 
 SplitFilter measured_on(const MeasuredProblem& q) {

@@ -31,8 +31,7 @@ using Subset = std::vector<const MeasuredProblem*>;
 
 struct MeasuredReports {
   Dataset problems;
-  std::vector<std::string> failed_problems;  // every row of these failed: nothing to choose from
-  std::vector<ProblemShape> failed_shapes;   // their shapes, in the same order
+  std::vector<ProblemShape> failed;  // problems whose every row failed: nothing to choose from
   int max_partitions = 1;                    // the largest fixed count measured
   double peak_read_gbps = 0;                 // the largest the reports measured
 };
@@ -44,9 +43,13 @@ MeasuredReports measure_reports(const std::vector<Report>& reports,
                                 const std::vector<std::string>& sources, const std::string& role);
 
 // Time of `tile` on `q` at the measured partition count nearest p (in octaves, ties to the
-// smaller); negative when the tile was not measured on q. A split plan and a
-// cluster split are looked up exactly. `snapped` (optional) says whether another count stood in.
-double time_near(const MeasuredProblem& q, const std::string& tile, int p, bool* snapped = nullptr);
+// smaller); negative when the tile was not measured on q. A split plan and a cluster split are
+// looked up exactly. `timed` (optional) receives the split whose time it is.
+double time_near(const MeasuredProblem& q, const std::string& tile, int p, int* timed = nullptr);
+
+// What a choice costs on q: its time_near over the best time measured; negative when its tile was
+// not measured there (or nothing was chosen).
+double choice_cost(const MeasuredProblem& q, const DefaultChoice& c);
 
 // The model's candidates narrowed to the (tile, split) points measured on `q`: an evaluation
 // prices a choice by its measured time, so it chooses among what was measured (by the model's

@@ -42,23 +42,14 @@ Selection build(const Subset& problems, int sm_count, int max_partitions, double
   return s;
 }
 
-// Cost of what lookup_config answers for q under selection s; negative when not measured.
+// Cost of what the table answers for q under selection s; negative when not measured.
 double lookup_cost(const Selection& s, const MeasuredProblem& q) {
-  const ProblemShape& p = q.shape;
-  const ConfigLookup l =
-      lookup_config(s, dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0), p.depth, q.bucket.group,
-                    p.kv, p.mask, q.bucket.work_units, p.keys, s.sm_count, q.bucket.ragged);
-  if (!l.bucket) return -1;
-  const double t = time_near(q, tile_id(l.bucket->traits), l.partitions);
-  return t < 0 ? -1 : t / q.best_us;
+  return choice_cost(q, table_choice(s, q.shape));
 }
 
 // Cost of what choose_default answers for q under selection s; negative when not measured.
 double default_cost(const Selection& s, const MeasuredProblem& q) {
-  const DefaultChoice c = choose_default(s, q.shape, measured_on(q));
-  if (c.source.empty()) return -1;
-  const double t = time_near(q, tile_id(c.traits), c.partitions);
-  return t < 0 ? -1 : t / q.best_us;
+  return choice_cost(q, choose_default(s, q.shape, measured_on(q)));
 }
 
 }  // namespace
@@ -145,8 +136,8 @@ Selection select_defaults(const std::vector<Report>& reports,
   Subset all;
   for (const auto& entry : data) all.push_back(&entry.second);
   Selection s = build(all, sm_count, max_partitions, peak_gbps, corrects_residuals);
-  s.failed_problems = measured.failed_problems;
-  for (const ProblemShape& shape : measured.failed_shapes) {
+  for (const ProblemShape& shape : measured.failed) {
+    s.failed_problems.push_back(shape.name);
     const BucketKey key = bucket_of(shape);
     const std::string name = bucket_name(key);
     if (!exact_bucket(s.buckets, key) &&
@@ -331,7 +322,8 @@ int run_select(const std::vector<std::string>& report_paths, const std::string& 
   std::fflush(stdout);
   if (!out_json.empty()) write_text_file_atomic(out_json, selection_to_json(s).dump(2) + "\n");
   if (extras.suggest > 0) write_suggestion(&s, reports, report_paths, extras);
-  const DefaultsTable shipped = decisions_of(s);
+  if (extras.out_defaults.empty() && evaluate_paths.empty()) return kExitOk;
+  const DefaultsTable shipped = decisions_of(s);  // a choice per grid point: only when asked for
   if (!extras.out_defaults.empty()) write_if_changed(extras.out_defaults, defaults_to_json_text(shipped));
   if (evaluate_paths.empty()) return kExitOk;
   std::vector<Report> test;

@@ -30,20 +30,14 @@ std::vector<std::string> kinds_of(const ProblemShape& p) {
   return kinds;
 }
 
-// The measured time of `choice` on q (0 when its tile was not measured there) and the split timed.
+// The measured time of `tile` at `partitions` on q (0 when the tile was not measured there), and
+// the split that was timed in its place.
 double priced(const MeasuredProblem& q, const std::string& tile, int partitions,
               std::string* measured_split) {
-  bool snapped = false;
-  const double t = time_near(q, tile, partitions, &snapped);
+  int timed = partitions;
+  const double t = time_near(q, tile, partitions, &timed);
   if (t <= 0) return 0;
-  if (measured_split) {
-    *measured_split = split_label(partitions);
-    if (snapped) {  // the count time_near took instead
-      const auto& by_p = q.times.at(tile);
-      for (const auto& [p, us] : by_p)
-        if (us == t) *measured_split = split_label(p);
-    }
-  }
+  if (measured_split) *measured_split = split_label(timed);
   return t;
 }
 
@@ -117,7 +111,7 @@ Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& tes
   const std::set<std::string> trained(training_problems.begin(), training_problems.end());
   Evaluation e;
   e.test_sources = test_sources;
-  e.failed_problems = measured.failed_problems;
+  for (const ProblemShape& shape : measured.failed) e.failed_problems.push_back(shape.name);
   Accumulator all;
   std::map<std::string, Accumulator> by_kind;
   std::map<int, Accumulator> by_batch;
