@@ -8,9 +8,8 @@
 #include <fstream>
 
 #include "compare.h"
-#include "report_json.h"
 #include "errors.h"
-
+#include "report_json.h"
 #include "test_support.h"
 
 namespace mha {
@@ -261,11 +260,13 @@ TEST(Compare, APassedRowWithoutATimeMakesTheReportUnusable) {
       compare_reports(baseline_report(), cand, {}, "base.json", "cand.json");
       ADD_FAILURE() << "passed with median_us " << bad;
     } catch (const UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find("cand.json: point 'decode_a|b1_n4096|p1' passed with median_us"),
+      EXPECT_NE(std::string(e.what()).find(
+                    "cand.json: point 'decode_a|b1_n4096|p1' passed with median_us"),
                 std::string::npos)
           << e.what();
     }
-    EXPECT_THROW(compare_reports(cand, baseline_report(), {}, "cand.json", "base.json"), UsageError);
+    EXPECT_THROW(compare_reports(cand, baseline_report(), {}, "cand.json", "base.json"),
+                 UsageError);
   }
   // A row that did not pass carries no time: still compared as broken, not refused.
   Report cand = baseline_report();
@@ -289,7 +290,8 @@ TEST(Compare, APointTwiceInAReportIsRefused) {
     compare_reports(baseline_report(), cand, {}, "base.json", "cand.json");
     ADD_FAILURE() << "a duplicate point was compared";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("cand.json: rows[0] and rows[9] are both point 'decode_a|b1_n4096|p1'"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "cand.json: rows[0] and rows[9] are both point 'decode_a|b1_n4096|p1'"),
               std::string::npos)
         << e.what();
   }
@@ -323,8 +325,9 @@ TEST(Compare, TheBestGateJudgesEachProblemsBestPoint) {
   const Report base = baseline_report();
   Report cand = base;
   for (ResultRow& r : cand.rows) {
-    const bool is_best = (r.problem.name == "b1_n4096" && r.kernel == "decode_a" && r.partitions == 4) ||
-                         (r.problem.name == "b8_n1024" && r.partitions == 1);
+    const bool is_best =
+        (r.problem.name == "b1_n4096" && r.kernel == "decode_a" && r.partitions == 4) ||
+        (r.problem.name == "b8_n1024" && r.partitions == 1);
     if (!is_best) r.time.median_us *= 1.10;
   }
   CompareOptions best;

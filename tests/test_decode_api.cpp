@@ -122,7 +122,8 @@ mha::DefaultsTable one_entry_table(const mha::KernelEntry& k, int partitions) {
   t.sm_count = 132;
   mha::DefaultsFamily f;
   f.family = mha::family_name("bf16", 128, 4, "contig", "null", false);
-  f.entries.push_back({mha::half_octave(8), mha::half_octave(4096), false, k.name, partitions, false});
+  f.entries.push_back(
+      {mha::half_octave(8), mha::half_octave(4096), false, k.name, partitions, false});
   t.families.push_back(f);
   return t;
 }

@@ -281,7 +281,7 @@ TEST(Journal, ANewSweepRefusesToReplaceAnEarlierSweepsRows) {
     EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
   }
   EXPECT_EQ(Journal::open_resume(path).rows().size(), 1u);  // still there
-  { Journal::open_new(path, meta(), true); }                  // --force
+  { Journal::open_new(path, meta(), true); }                // --force
   EXPECT_TRUE(Journal::open_resume(path).rows().empty());
 }
 

@@ -3,9 +3,8 @@
 // and misuse names the key. tests/test_peers.py checks that Python draws the same lengths.
 #include <gtest/gtest.h>
 
-#include <climits>
-
 #include <algorithm>
+#include <climits>
 #include <numeric>
 
 #include "errors.h"

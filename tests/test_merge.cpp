@@ -144,7 +144,8 @@ TEST(Merge, AReportClaimingTooManyShardsIsRefused) {
     merge_reports({{"claims.json", r}}, false);
     FAIL() << "2^30 shards accepted";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("claims.json: metadata.shard_count: 1073741824 is not in [0, 4096]"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "claims.json: metadata.shard_count: 1073741824 is not in [0, 4096]"),
               std::string::npos)
         << e.what();
   }

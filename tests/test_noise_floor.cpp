@@ -219,7 +219,8 @@ namespace mha {
 namespace {
 
 TEST(NoiseFloor, NoFloorWideEnoughToPassAFiveTimesSlowerReport) {
-  // A floor of 1000% tolerances was accepted and passed a report 5x slower; --margin inf wrote null.
+  // A floor of 1000% tolerances was accepted and passed a report 5x slower; --margin inf wrote
+  // null.
   const Report a = machine(1, 0.02), b = machine(2, 0.02);
   NoiseOptions o;
   o.margin = INFINITY;

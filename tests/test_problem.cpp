@@ -94,7 +94,8 @@ TEST(Problem, NamesAreStableAndDistinct) {
   // Two long ragged lists of one size and longest: their names shortened to "ragged21x5000" and
   // one stood for both; the list's hash keeps them apart.
   std::string a = "lengths=5000", b = "lengths=5000";
-  for (int i = 0; i < 20; ++i) a += ":" + std::to_string(100 + i), b += ":" + std::to_string(200 + i);
+  for (int i = 0; i < 20; ++i)
+    a += ":" + std::to_string(100 + i), b += ":" + std::to_string(200 + i);
   const auto ra = instantiate(parse_problem_spec(a), traits(), &why);
   const auto rb = instantiate(parse_problem_spec(b), traits(), &why);
   ASSERT_EQ(ra.size(), 1u);

@@ -12,7 +12,6 @@
 #include "report_csv.h"
 #include "report_json.h"
 #include "split_code.h"
-
 #include "test_support.h"
 
 namespace mha {
@@ -227,11 +226,14 @@ TEST(ReportJson, BadInputNamesFileAndKey) {
 
   // Sizes past what a problem spec accepts (select and the time model size lists by them).
   for (const auto& [key, value] : {std::pair<const char*, long long>{"batch", 100000},
-                                   {"batch", INT32_MAX}, {"heads", 0}, {"keys", 1LL << 25}}) {
+                                   {"batch", INT32_MAX},
+                                   {"heads", 0},
+                                   {"keys", 1LL << 25}}) {
     j = report_to_json(full_meta(), {full_row()});
     j["rows"][0]["problem"][key] = value;
     const std::string e = read_error("big_shape.json", j.dump());
-    EXPECT_NE(e.find(std::string("rows[0].problem.") + key + ": " + std::to_string(value) + " is not in [1, "),
+    EXPECT_NE(e.find(std::string("rows[0].problem.") + key + ": " + std::to_string(value) +
+                     " is not in [1, "),
               std::string::npos)
         << e;
   }
@@ -261,7 +263,8 @@ TEST(ReportJson, TheSplitIsReadFromItsTextFormOrItsOldCode) {
   // Both, disagreeing; neither; a text that is no split.
   j = report_to_json(full_meta(), {row});
   j["rows"][0]["partitions"] = 4;
-  EXPECT_NE(read_error("split_disagrees.json", j.dump()).find("rows[0].split: 'cluster4' disagrees with partitions 4"),
+  EXPECT_NE(read_error("split_disagrees.json", j.dump())
+                .find("rows[0].split: 'cluster4' disagrees with partitions 4"),
             std::string::npos);
   j["rows"][0].erase("partitions");
   j["rows"][0].erase("split");

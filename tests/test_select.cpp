@@ -16,7 +16,6 @@
 #include "select.h"
 #include "select_decisions.h"
 #include "split_plan.h"
-
 #include "test_support.h"
 
 namespace mha {
@@ -279,9 +278,10 @@ TEST(Select, RaggedBatchOutsideItsBucketTakesTheRaggedPlanOfItsCacheKind) {
   // The library's table answers the same for ragged batches of the kinds measured.
   const DefaultsTable table = decisions_of(s);
   for (const char* kv : {"contig", "paged"}) {
-    const ConfigLookup l = lookup_config(s, "bf16", 128, 4, kv, "null", 256, 1 << 16, kSmCount, true);
-    const DefaultsEntry* e =
-        lookup_defaults(table, {family_name("bf16", 128, 4, kv, "null", false), 256, 1 << 16, true});
+    const ConfigLookup l =
+        lookup_config(s, "bf16", 128, 4, kv, "null", 256, 1 << 16, kSmCount, true);
+    const DefaultsEntry* e = lookup_defaults(
+        table, {family_name("bf16", 128, 4, kv, "null", false), 256, 1 << 16, true});
     ASSERT_NE(e, nullptr) << kv;
     EXPECT_TRUE(e->ragged) << kv;
     EXPECT_EQ(e->kernel, l.bucket->kernel) << kv;
@@ -560,7 +560,8 @@ TEST(SelectEvaluate, PricesHeldOutProblemsByTheirOwnTimes) {
   for (const auto& p : j["problems"]) {
     EXPECT_EQ(p["source"], "model") << p["problem"];
     EXPECT_GE(p["cost"].get<double>(), 1.0) << p["problem"];
-    EXPECT_NEAR(p["cost"].get<double>(), p["measured_us"].get<double>() / p["best_us"].get<double>(), 1e-9);
+    EXPECT_NEAR(p["cost"].get<double>(),
+                p["measured_us"].get<double>() / p["best_us"].get<double>(), 1e-9);
     EXPECT_FALSE(p["in_training"].get<bool>());
   }
   EXPECT_LT(j["overall"]["geomean_cost"].get<double>(), 1.2);
@@ -611,7 +612,8 @@ TEST(SelectDefaultsTable, TheLibrarysTableAnswersWhatSelectChose) {
       p.keys = keys;
       const DefaultsEntry* e = lookup_defaults(t, {t.families[0].family, batch * 8, keys, false});
       ASSERT_NE(e, nullptr);
-      if (half_octave(batch * 8) == e->work_half_octave && half_octave(keys) == e->keys_half_octave &&
+      if (half_octave(batch * 8) == e->work_half_octave &&
+          half_octave(keys) == e->keys_half_octave &&
           (1 << (half_octave(batch * 8) / 2)) == batch * 8 && half_octave(keys) % 2 == 0 &&
           (1 << (half_octave(keys) / 2)) == keys) {
         const DefaultChoice c = choose_default(s, p);  // a grid point: the same answer

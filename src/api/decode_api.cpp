@@ -13,7 +13,6 @@
 #include "defaults_table.h"
 #include "split_code.h"
 
-
 namespace mha {
 
 // The table CMake embedded (generated compiled_defaults.cpp, from MHA_DEFAULTS_JSON).
@@ -103,8 +102,7 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   c->partitions = split_count(e->partitions);
   c->cluster_combine = is_cluster_split(e->partitions);
   c->is_tuned = e->is_measured;
-  c->reason = std::string(e->is_measured ? "tuned: a measured bucket"
-                                         : "tuned: the time model") +
+  c->reason = std::string(e->is_measured ? "tuned: a measured bucket" : "tuned: the time model") +
               " (" + table.origin + ")";
   return true;
 }
@@ -150,8 +148,9 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
     const int blocks = (group + k.traits.bm - 1) / std::max(1, k.traits.bm);
     c.kernel = &k;
     c.partitions = auto_partitions(rule, sm_count, work_units * blocks, std::max(1, s.max_keys));
-    c.reason = "no tuned entry for this shape, GPU and build: first compiled kernel of the "
-               "family, partitions from the rule";
+    c.reason =
+        "no tuned entry for this shape, GPU and build: first compiled kernel of the "
+        "family, partitions from the rule";
     return c;
   }
   c.reason = "no compiled kernel computes this shape";

@@ -62,9 +62,8 @@ DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
 // variable MHA_TUNE_DEFAULTS names is read at the first choice (unreadable: ignored). Returns
 // false with *error naming the file and what is wrong; the table in use stays.
 bool load_decode_defaults(const std::string& path, std::string* error = nullptr);
-void unload_decode_defaults();          // back to the compiled-in table (the variable not read)
+void unload_decode_defaults();         // back to the compiled-in table (the variable not read)
 std::string decode_defaults_origin();  // the loaded file, or "" (the compiled-in table)
-
 
 // Launches the named instance on the stream (the decode kernel, plus the split-K reduce when
 // p.partitions > 1 and they do not combine in a cluster; never synchronises).

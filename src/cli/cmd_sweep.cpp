@@ -4,7 +4,6 @@
 // journal is flushed).
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,24 +23,24 @@
 #include <thread>
 
 #include "bandwidth_probe.h"
-#include "read_floor.h"
 #include "commands.h"
 #include "config_schema.h"
 #include "device_info.h"
 #include "errors.h"
+#include "fnv1a.h"
 #include "gpu_monitor.h"
 #include "journal.h"
 #include "kernel_selection.h"
 #include "memory_budget.h"
+#include "point_list.h"
 #include "point_runner.h"
 #include "problem.h"
 #include "problem_coverage.h"
+#include "read_floor.h"
 #include "reference.h"
 #include "report_csv.h"
 #include "report_json.h"
 #include "select.h"
-#include "fnv1a.h"
-#include "point_list.h"
 #include "sharding.h"
 #include "step_timer.h"
 #include "sweep_plan.h"
@@ -396,8 +395,8 @@ int run_sweep(const SweepOptions& o) {
   }
   if (shard) ctx.shard_keys = shard_keys(points, *shard);
   if (!o.points_file.empty())
-    ctx.shard_keys = restrict_to_points(points, read_point_list(o.points_file), ctx.shard_keys,
-                                        o.points_file);
+    ctx.shard_keys =
+        restrict_to_points(points, read_point_list(o.points_file), ctx.shard_keys, o.points_file);
   ctx.total = ctx.shard_keys ? ctx.shard_keys->size() : points.size();
   if (ctx.total == 0) throw UsageError("sweep: no selected kernel computes any problem of the suite");
   ctx.timing.use_graph = o.timing == "graph";

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "dump_manifest.h"
 #include "device_info.h"
+#include "dump_manifest.h"
 #include "errors.h"
 #include "kernel_selection.h"
 #include "memory_budget.h"

@@ -86,7 +86,8 @@ struct Checker {
   }
   int positive_int(const json& v, const std::string& path) const {
     check_type(v, v.is_number_integer(), "int", path);
-    if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT32_MAX) : v.get<long long>() > INT32_MAX)
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT32_MAX)
+                               : v.get<long long>() > INT32_MAX)
       fail(path, fmt::format("value {} not allowed (must be <= {})", v.dump(), INT32_MAX));
     if (v.get<long long>() < 1)
       fail(path, fmt::format("value {} not allowed (must be >= 1)", v.dump()));

@@ -51,7 +51,8 @@ std::vector<int> mix_lengths(const std::string& mix, int batch, int keys, uint64
       const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * kPi * u2);
       // Clamped before the conversion: a draw past 2^31 keys wrapped to 1 key (peers.py, in
       // Python integers, clamped it to max_keys).
-      n = static_cast<int>(std::llround(std::min(keys * std::exp(z), static_cast<double>(max_keys))));
+      n = static_cast<int>(
+          std::llround(std::min(keys * std::exp(z), static_cast<double>(max_keys))));
     } else if (mix == "one_long" && i > 0) {
       n = rng.between(std::max(1, keys / 256), std::max(1, keys / 64));
     } else if (mix == "many_long") {

@@ -12,13 +12,13 @@
 #include <set>
 #include <sstream>
 
-#include "fnv1a.h"
-#include "masks.cuh"
 #include "errors.h"
+#include "fnv1a.h"
+#include "kinds.h"
 #include "length_mix.h"
 #include "list_syntax.h"
+#include "masks.cuh"
 #include "report_json.h"
-#include "kinds.h"
 
 namespace mha {
 
@@ -35,7 +35,6 @@ namespace {
 constexpr long long kMaxKeys = kMaxProblemKeys;
 constexpr int kMaxCount = kMaxProblemCount;
 constexpr long long kMaxPartitions = 1024;
-
 
 const std::vector<std::string> kSpecKeys = {
     "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype", "kv_scale",

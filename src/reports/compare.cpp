@@ -128,7 +128,8 @@ void judge_best(const Report& baseline, const Report& candidate, const CompareOp
   double log_sum = 0, best_log_sum = 0;
   int timed = 0, best_timed = 0;
   for (const ComparePair& p : result->pairs) {
-    if (p.verdict == Verdict::kSame || p.verdict == Verdict::kSlower || p.verdict == Verdict::kFaster) {
+    if (p.verdict == Verdict::kSame || p.verdict == Verdict::kSlower ||
+        p.verdict == Verdict::kFaster) {
       log_sum += std::log(p.candidate.time.median_us / p.baseline.time.median_us);
       ++timed;
     }
@@ -144,10 +145,10 @@ void judge_best(const Report& baseline, const Report& candidate, const CompareOp
     } else {
       bp.candidate_point = point_key(*c->second);
       bp.candidate_us = c->second->time.median_us;
-      bp.tolerance = std::max(options.threshold,
-                              options.noise_k * pair_noise(b->time, c->second->time));
+      bp.tolerance =
+          std::max(options.threshold, options.noise_k * pair_noise(b->time, c->second->time));
       const double ratio = bp.candidate_us / bp.baseline_us;
-      bp.verdict = ratio > 1.0 + bp.tolerance          ? Verdict::kSlower
+      bp.verdict = ratio > 1.0 + bp.tolerance           ? Verdict::kSlower
                    : ratio < 1.0 / (1.0 + bp.tolerance) ? Verdict::kFaster
                                                         : Verdict::kSame;
       best_log_sum += std::log(ratio);
@@ -206,7 +207,8 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
   refuse_duplicates(baseline, baseline_file);
   refuse_duplicates(candidate, candidate_file);
   std::map<std::string, size_t> candidate_index;
-  for (size_t i = 0; i < candidate.rows.size(); ++i) candidate_index[point_key(candidate.rows[i])] = i;
+  for (size_t i = 0; i < candidate.rows.size(); ++i)
+    candidate_index[point_key(candidate.rows[i])] = i;
   std::map<std::string, bool> matched;
   for (const ResultRow& base : baseline.rows) {
     const std::string key = point_key(base);
@@ -269,8 +271,8 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
 }
 
 int CompareResult::best_count(Verdict v) const {
-  return static_cast<int>(std::count_if(best.begin(), best.end(),
-                                        [v](const BestPair& b) { return b.verdict == v; }));
+  return static_cast<int>(
+      std::count_if(best.begin(), best.end(), [v](const BestPair& b) { return b.verdict == v; }));
 }
 
 std::string compare_markdown(const CompareResult& r) {
@@ -322,8 +324,10 @@ std::string compare_markdown(const CompareResult& r) {
   md += fmt::format("| only in candidate | {} |\n\n", r.only_candidate.size());
   md += fmt::format(
       "Geomean candidate / baseline: {:.4f} over {} timed pair(s); best point per problem: {:.4f} "
-      "over {} problem(s) ({} slower, {} faster, {} without a passed point in the candidate){}.\n\n",
-      r.geomean_ratio, r.count(Verdict::kSame) + r.count(Verdict::kSlower) + r.count(Verdict::kFaster),
+      "over {} problem(s) ({} slower, {} faster, {} without a passed point in the "
+      "candidate){}.\n\n",
+      r.geomean_ratio,
+      r.count(Verdict::kSame) + r.count(Verdict::kSlower) + r.count(Verdict::kFaster),
       r.best_geomean_ratio, r.best.size(), r.best_count(Verdict::kSlower),
       r.best_count(Verdict::kFaster), r.best_count(Verdict::kBroken),
       r.options.gate == CompareOptions::Gate::kBest ? " (the gate: --gate best)" : "");
@@ -331,16 +335,17 @@ std::string compare_markdown(const CompareResult& r) {
     std::string lines;
     for (const BestPair& b : r.best) {
       if (b.verdict != Verdict::kSlower && b.verdict != Verdict::kBroken) continue;
-      lines += fmt::format("| `{}` | {:.2f} | {} | {} |\n", cell(b.problem), b.baseline_us,
-                           b.verdict == Verdict::kBroken ? "-" : fmt::format("{:.2f}", b.candidate_us),
-                           b.verdict == Verdict::kBroken
-                               ? "no passed point"
-                               : pct(b.candidate_us / b.baseline_us - 1.0));
+      lines +=
+          fmt::format("| `{}` | {:.2f} | {} | {} |\n", cell(b.problem), b.baseline_us,
+                      b.verdict == Verdict::kBroken ? "-" : fmt::format("{:.2f}", b.candidate_us),
+                      b.verdict == Verdict::kBroken ? "no passed point"
+                                                    : pct(b.candidate_us / b.baseline_us - 1.0));
     }
     if (!lines.empty())
-      md += "### Problems whose best point regressed\n\n| problem | baseline best us | candidate "
-            "best us | change |\n|---|---:|---:|---:|\n" +
-            lines + "\n";
+      md +=
+          "### Problems whose best point regressed\n\n| problem | baseline best us | candidate "
+          "best us | change |\n|---|---:|---:|---:|\n" +
+          lines + "\n";
   }
 
   const std::string header =

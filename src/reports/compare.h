@@ -71,7 +71,8 @@ struct BestPair {
   std::string baseline_point, candidate_point;  // point keys
   double baseline_us = 0, candidate_us = 0;
   double tolerance = 0;
-  Verdict verdict = Verdict::kSame;  // kSlower, kFaster, kSame; kBroken: none passed in the candidate
+  Verdict verdict =
+      Verdict::kSame;  // kSlower, kFaster, kSame; kBroken: none passed in the candidate
 };
 
 struct CompareResult {
@@ -81,7 +82,7 @@ struct CompareResult {
   std::vector<ComparePair> pairs;  // in baseline row order
   std::vector<ResultRow> only_baseline, only_candidate;
   std::vector<MethodMismatch> mismatches;  // only when options.allow_method_mismatch
-  std::vector<BestPair> best;  // problems with a passed point in the baseline, by name
+  std::vector<BestPair> best;              // problems with a passed point in the baseline, by name
   double geomean_ratio = 0;       // candidate / baseline over the pairs both timed (0: none)
   double best_geomean_ratio = 0;  // the same over the problems' best points
   int best_count(Verdict v) const;

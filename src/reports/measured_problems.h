@@ -32,8 +32,8 @@ using Subset = std::vector<const MeasuredProblem*>;
 struct MeasuredReports {
   Dataset problems;
   std::vector<ProblemShape> failed;  // problems whose every row failed: nothing to choose from
-  int max_partitions = 1;                    // the largest fixed count measured
-  double peak_read_gbps = 0;                 // the largest the reports measured
+  int max_partitions = 1;            // the largest fixed count measured
+  double peak_read_gbps = 0;         // the largest the reports measured
 };
 
 // Passed rows with a finite positive time; the later report's row wins for a point measured twice.

@@ -10,8 +10,8 @@
 
 #include "errors.h"
 #include "journal.h"
-#include "sharding.h"
 #include "report_csv.h"
+#include "sharding.h"
 
 namespace mha {
 

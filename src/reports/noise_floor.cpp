@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 
@@ -87,8 +87,8 @@ NoiseFloor derive_noise_floor(const Report& a, const Report& b, const NoiseOptio
   if (!(o.quantile > 0 && o.quantile <= 1))
     throw UsageError(fmt::format("--quantile: {} is not in (0, 1], e.g. 0.99", o.quantile));
   if (!(o.margin >= 1) || !std::isfinite(o.margin))
-    throw UsageError(fmt::format("--margin: {} is not a finite number >= 1 (it widens the quantile)",
-                                 o.margin));
+    throw UsageError(
+        fmt::format("--margin: {} is not a finite number >= 1 (it widens the quantile)", o.margin));
   if (o.min_bucket_pairs < 1)
     throw UsageError(fmt::format("--min-pairs: {} is below 1", o.min_bucket_pairs));
   if (a.meta.gpu_name != b.meta.gpu_name && !o.allow_different_gpu)

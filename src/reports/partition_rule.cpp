@@ -94,5 +94,4 @@ PartitionRule read_partition_rule(const std::string& path) {
   return rule;
 }
 
-
 }  // namespace mha

@@ -17,7 +17,6 @@
 #include "problem.h"
 #include "row_fields.h"
 #include "split_code.h"
-#include "split_code.h"
 
 namespace mha {
 

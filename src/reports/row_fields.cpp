@@ -75,11 +75,15 @@ std::vector<RowField> make_row_fields() {
       MHA_FIELD("", "partitions", "partitions", kInt, long long, partitions, true),
       {"", "split", "split", FieldKind::kString,
        [](const ResultRow& r) -> FieldValue { return split_label(r.partitions); },
-       [](ResultRow& r, const FieldValue& v) { r.partitions = parse_split_label(std::get<std::string>(v)); },
+       [](ResultRow& r, const FieldValue& v) {
+         r.partitions = parse_split_label(std::get<std::string>(v));
+       },
        true},
       {"", "status", "status", FieldKind::kString,
        [](const ResultRow& r) -> FieldValue { return std::string(status_name(r.status)); },
-       [](ResultRow& r, const FieldValue& v) { r.status = status_from_name(std::get<std::string>(v)); },
+       [](ResultRow& r, const FieldValue& v) {
+         r.status = status_from_name(std::get<std::string>(v));
+       },
        false},
       MHA_STRING("", "reason", "reason", reason),
       MHA_DOUBLE("time", "median_us", "median_us", time.median_us),

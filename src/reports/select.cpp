@@ -18,8 +18,8 @@
 #include "errors.h"
 #include "measured_problems.h"
 #include "report_json.h"
-#include "select_evaluate.h"
 #include "select_decisions.h"
+#include "select_evaluate.h"
 #include "select_internal.h"
 #include "split_plan.h"
 #include "suggest.h"
@@ -141,7 +141,8 @@ Selection select_defaults(const std::vector<Report>& reports,
     const BucketKey key = bucket_of(shape);
     const std::string name = bucket_name(key);
     if (!exact_bucket(s.buckets, key) &&
-        std::find(s.untuned_buckets.begin(), s.untuned_buckets.end(), name) == s.untuned_buckets.end())
+        std::find(s.untuned_buckets.begin(), s.untuned_buckets.end(), name) ==
+            s.untuned_buckets.end())
       s.untuned_buckets.push_back(name);
   }
   s.gpu_name = reports[0].meta.gpu_name;
@@ -324,7 +325,8 @@ int run_select(const std::vector<std::string>& report_paths, const std::string& 
   if (extras.suggest > 0) write_suggestion(&s, reports, report_paths, extras);
   if (extras.out_defaults.empty() && evaluate_paths.empty()) return kExitOk;
   const DefaultsTable shipped = decisions_of(s);  // a choice per grid point: only when asked for
-  if (!extras.out_defaults.empty()) write_if_changed(extras.out_defaults, defaults_to_json_text(shipped));
+  if (!extras.out_defaults.empty())
+    write_if_changed(extras.out_defaults, defaults_to_json_text(shipped));
   if (evaluate_paths.empty()) return kExitOk;
   std::vector<Report> test;
   for (const std::string& path : evaluate_paths) test.push_back(read_report_json(path));

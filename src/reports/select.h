@@ -122,7 +122,7 @@ struct Selection {
   double geomean_cost = 0, worst_cost = 0;
   std::vector<HoldoutCost> holdout;        // empty with fewer than two distinct lengths
   std::vector<HoldoutCost> ragged_holdout; // two halves; empty with fewer than four ragged problems
-  std::vector<HoldoutCost> batch_holdout;   // each batch size held out (two or more sizes)
+  std::vector<HoldoutCost> batch_holdout;  // each batch size held out (two or more sizes)
   std::vector<HoldoutCost> family_holdout;  // each kernel family held out (two or more families)
   // One per split_rules() entry, in that order, then the split plan at its best swept knobs
   // (when the reports hold plans).
@@ -161,7 +161,8 @@ struct DefaultChoice {
 // `allowed` narrows the model's candidates (an evaluation passes the points it measured).
 DefaultChoice choose_default(const Selection& s, const ProblemShape& shape,
                              const SplitFilter& allowed = {});
-// The table's answer alone (lookup_config: the nearest bucket, its plan or the rule), source "table".
+// The table's answer alone (lookup_config: the nearest bucket, its plan or the rule), source
+// "table".
 DefaultChoice table_choice(const Selection& s, const ProblemShape& shape);
 
 // Passed rows only. Reports must come from one GPU model and be kernel sweeps (every row with a

@@ -181,9 +181,10 @@ std::string selection_summary(const Selection& s) {
     out += fmt::format("\n{} problem(s) with no passed row, left untuned: {}\n",
                        s.failed_problems.size(), fmt::join(s.failed_problems, ", "));
   if (!s.untuned_buckets.empty())
-    out += fmt::format("untuned bucket(s) (no other problem measured them; the time model or the "
-                       "table answers there): {}\n",
-                       fmt::join(s.untuned_buckets, ", "));
+    out += fmt::format(
+        "untuned bucket(s) (no other problem measured them; the time model or the "
+        "table answers there): {}\n",
+        fmt::join(s.untuned_buckets, ", "));
   if (!s.split_rules.empty()) {
     out +=
         "\nSplit rules on the bucket defaults' tiles (cost = time / best measured; P snapped to "

@@ -282,7 +282,8 @@ TimeModel fit_time_model(const std::vector<TimeSample>& samples, int sm_count,
   if (!(peak_read_gbps > 0)) {
     for (const TimeSample& s : samples) {
       if (!(s.time_us > 0)) continue;
-      const double per_key = 2.0 * s.shape.kv_heads * s.shape.depth * element_bytes(s.shape.kv_dtype);
+      const double per_key =
+          2.0 * s.shape.kv_heads * s.shape.depth * element_bytes(s.shape.kv_dtype);
       double bytes = 0;
       if (s.shape.ragged_lengths.empty())
         bytes = per_key * std::max(1, s.shape.batch) * visible_keys(s.shape, s.shape.keys);
