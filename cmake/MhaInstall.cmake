@@ -16,6 +16,9 @@ file(GLOB _mha_kernel_headers "${PROJECT_SOURCE_DIR}/kernels/*.cuh")
 install(FILES ${_mha_kernel_headers} DESTINATION "${MHA_INSTALL_INCLUDEDIR}/kernels")
 # What a consumer includes: the API, the registry it returns, and a measurement row's types.
 install(FILES "${PROJECT_SOURCE_DIR}/src/api/decode_api.h"
+              "${PROJECT_SOURCE_DIR}/src/api/decode_plan.h"
+              "${PROJECT_SOURCE_DIR}/src/api/split_plan.h"
+              "${PROJECT_SOURCE_DIR}/src/defaults/split_code.h"
               "${PROJECT_SOURCE_DIR}/src/registry/kernel_registry.h"
               "${PROJECT_SOURCE_DIR}/src/reports/result_row.h"
         DESTINATION "${MHA_INSTALL_INCLUDEDIR}/mha")

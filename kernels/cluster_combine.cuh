@@ -92,8 +92,9 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
       numer += part_out[q] * wt;
       if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) denom += sink_weight(sink, m_total);
     }
-    const long long bh = static_cast<long long>(w.b) * p.heads + head;
-    static_cast<Out*>(p.out)[bh * kDepth + col] = ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
+    static_cast<Out*>(p.out)[out_row_offset(p, w.b, head, kDepth) + col] =
+        ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
+    if (col == 0) write_lse(p, w.b, head, m_total, denom);
   }
   phase::decode_cycle(p, phase::kCombinedCycle);
   // The other blocks may still be reading this block's rows: no block leaves before all have

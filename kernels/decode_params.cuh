@@ -6,7 +6,7 @@
 
 namespace mha {
 
-// A balanced split plan (src/sweep/split_plan.h builds it) gives each block one work item: key tiles
+// A balanced split plan (src/api/split_plan.h builds it) gives each block one work item: key tiles
 // [tile_begin, tile_end) of sequence `seq` (seq_len keys), which is chunk `chunk` of its `chunks`;
 // its partials start at row first_partial * heads. Everything a block needs is in the item (two
 // 16-byte loads, no dependent lookups before the pipeline starts).
@@ -88,6 +88,17 @@ struct DecodeParams {
   int chunk = 0;   // chunked mask: keys in the query's chunk of this size are visible
   float scale = 0.f;
   float soft_cap = 0.f;  // soft-capping kernels: scores become soft_cap * tanh(score / soft_cap)
+  // Element strides of views into an engine's own tensors; 0 keeps the packed layout above. A
+  // head's depth elements are always contiguous. q and out: between sequences and between heads.
+  // The cache (K and V alike): between sequences (contiguous) or pages (paged), between keys (a
+  // sequence's, or a page's rows), between KV heads. vLLM's (pages, 2, page_size, kv_heads, depth)
+  // cache is a K and a V view with kv_seq_stride twice a page's elements, no copy.
+  long long q_seq_stride = 0, out_seq_stride = 0, kv_seq_stride = 0;
+  int q_head_stride = 0, out_head_stride = 0, kv_key_stride = 0, kv_head_stride = 0;
+  // Optional [batch][heads] output: each row's log-sum-exp, ln sum_j exp(score_j) over its visible
+  // keys (scores scaled and capped, the sink counted; -inf for no visible key), as cascade and
+  // context-parallel merges combine partial attentions. Null: not written.
+  float* lse = nullptr;
   // Phase stamps (phase_clock.cuh), read only by builds with MHA_PHASE_CLOCK: the decode grid's
   // blocks in launch order ([phase_decode_blocks][phase::kDecodeStamps]) and the reduce's
   // ([heads x batch][phase::kReduceStamps]). Null: no stamps.
@@ -107,6 +118,18 @@ inline DecodeGrid decode_grid(const DecodeParams& p, int blocks_per_kv_head) {
   const int row_blocks = p.kv_heads * blocks_per_kv_head;
   return p.work != nullptr ? DecodeGrid{row_blocks, p.work_capacity, 1}
                            : DecodeGrid{p.partitions, row_blocks, p.batch};
+}
+
+// Element offsets of (sequence b, head h)'s q and output rows.
+__host__ __device__ inline long long q_row_offset(const DecodeParams& p, int b, int head, int depth) {
+  const long long head_stride = p.q_head_stride != 0 ? p.q_head_stride : depth;
+  const long long seq_stride = p.q_seq_stride != 0 ? p.q_seq_stride : p.heads * head_stride;
+  return b * seq_stride + head * head_stride;
+}
+__host__ __device__ inline long long out_row_offset(const DecodeParams& p, int b, int head, int depth) {
+  const long long head_stride = p.out_head_stride != 0 ? p.out_head_stride : depth;
+  const long long seq_stride = p.out_seq_stride != 0 ? p.out_seq_stride : p.heads * head_stride;
+  return b * seq_stride + head * head_stride;
 }
 
 inline void set_page_size(DecodeParams& p, int page_size) {

@@ -172,14 +172,15 @@ __device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, int h
                                              int tid) {
   using Q = typename T::Elem;
   constexpr int kCpr = T::kChunksPerRow, kDepth = T::kDepth;
-  const Q* q_g = static_cast<const Q*>(p.q) + (static_cast<long long>(b) * p.heads + head0) * kDepth;
+  const Q* q_g = static_cast<const Q*>(p.q) + q_row_offset(p, b, head0, kDepth);
+  const int head_stride = p.q_head_stride != 0 ? p.q_head_stride : kDepth;
   QChunks<T> q;
 #pragma unroll
   for (int k = 0; k < QChunks<T>::kPerThread; ++k) {
     const int i = tid + k * T::kThreads, r = i / kCpr, c = i % kCpr;
     q.loaded[k] = make_uint4(0, 0, 0, 0);
     if (i < QChunks<T>::kChunks && r < rows)
-      q.loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * kDepth + c * 8);
+      q.loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * head_stride + c * 8);
   }
   return q;
 }
@@ -631,18 +632,18 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
       acc += m.o[(c * kBM + row) * kDepth + col] * wt;
     }
     const int head = head0 + row;
-    const long long bh = static_cast<long long>(w.b) * p.heads + head;
     if (w.chunks == 1) {
-      float denom = sum, numer = acc;
+      float denom = sum, numer = acc, m_total = m_all;
       if constexpr (T::kHasSink) {
         const float sink = p.sink_logits[head] * kLog2e;
-        const float m_total = fmaxf(m_all, sink);
+        m_total = fmaxf(m_all, sink);
         const float wt = rescale(m_all, m_total);
         denom = sum * wt + sink_weight(sink, m_total);
         numer = acc * wt;
       }
       const float o = denom > 0.f ? numer / denom : 0.f;
-      static_cast<Out*>(p.out)[bh * kDepth + col] = ptx::from_float<Out>(o);
+      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head, kDepth) + col] = ptx::from_float<Out>(o);
+      if (col == 0) write_lse(p, w.b, head, m_total, denom);
     } else {
       if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) {
         const float sink = p.sink_logits[head] * kLog2e;

@@ -24,11 +24,17 @@ struct ContiguousKv {
   // Element offset of the first depth element of (b, key, kv_head).
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
                                                          int kv_head, int depth) {
-    return ((static_cast<long long>(b) * p.max_keys + key) * p.kv_heads + kv_head) * depth;
+    return b * seq_stride(p, depth) + key * key_stride(p, depth) + kv_head * head_stride(p, depth);
   }
   // row_offset is linear in the key: key + 1 is this many elements further.
   __host__ __device__ static inline long long key_stride(const DecodeParams& p, int depth) {
-    return static_cast<long long>(p.kv_heads) * depth;
+    return p.kv_key_stride != 0 ? p.kv_key_stride : static_cast<long long>(p.kv_heads) * depth;
+  }
+  __host__ __device__ static inline long long head_stride(const DecodeParams& p, int depth) {
+    return p.kv_head_stride != 0 ? p.kv_head_stride : depth;
+  }
+  __host__ __device__ static inline long long seq_stride(const DecodeParams& p, int depth) {
+    return p.kv_seq_stride != 0 ? p.kv_seq_stride : p.max_keys * key_stride(p, depth);
   }
 };
 
@@ -61,14 +67,16 @@ struct PagedKvIn {
     return static_cast<long long>(page) * page_stride(p, depth) + in_page * row_stride(p, depth) +
            head_offset(p, kv_head, depth);
   }
+  // Views with their own strides (DecodeParams::kv_*_stride) keep every one within an int: the
+  // library refuses a page of 2^31 bytes or more.
   __host__ __device__ static inline int page_stride(const DecodeParams& p, int depth) {
-    return p.page_size * p.kv_heads * depth;
+    return p.kv_seq_stride != 0 ? static_cast<int>(p.kv_seq_stride) : p.page_size * p.kv_heads * depth;
   }
   __host__ __device__ static inline int row_stride(const DecodeParams& p, int depth) {
-    return Order::row_stride(p, depth);
+    return p.kv_key_stride != 0 ? p.kv_key_stride : Order::row_stride(p, depth);
   }
   __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int depth) {
-    return Order::head_offset(p, kv_head, depth);
+    return kv_head * (p.kv_head_stride != 0 ? p.kv_head_stride : Order::head_stride(p, depth));
   }
   __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
                                                               int kv_head, int depth, int page) {
@@ -87,9 +95,7 @@ struct NhdPageOrder {
   __host__ __device__ static inline int row_stride(const DecodeParams& p, int depth) {
     return p.kv_heads * depth;
   }
-  __host__ __device__ static inline int head_offset(const DecodeParams&, int kv_head, int depth) {
-    return kv_head * depth;
-  }
+  __host__ __device__ static inline int head_stride(const DecodeParams&, int depth) { return depth; }
 };
 
 // Pages in HND order (FlashInfer's, TensorRT-LLM's): a KV head's page_size rows are one
@@ -99,8 +105,8 @@ struct HndPageOrder {
   static constexpr const char* kName = "paged_hnd";
   // Within a page: the head's page_size rows back to back, depth apart.
   __host__ __device__ static inline int row_stride(const DecodeParams&, int depth) { return depth; }
-  __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int depth) {
-    return kv_head * p.page_size * depth;
+  __host__ __device__ static inline int head_stride(const DecodeParams& p, int depth) {
+    return p.page_size * depth;
   }
 };
 

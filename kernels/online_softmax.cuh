@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+#include "decode_params.cuh"
+
 namespace mha {
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -55,6 +57,15 @@ __host__ __device__ inline float partition_weight(float m_p, float l_p, float m_
 // The sink's share of the denominator, 2^(sigma - M), with sigma in log2 units (-inf: none).
 __host__ __device__ inline float sink_weight(float sink_log2, float m_total) {
   return exp2_weight(sink_log2 - exp_base(m_total));
+}
+
+constexpr float kLn2 = 0.6931471805599453f;
+
+// A row's finished state as the optional log-sum-exp output (DecodeParams::lse): with l relative
+// to any reference m (lazy rescaling's included), ln sum_j e^score_j = ln 2 · (m + log2 l).
+__host__ __device__ inline void write_lse(const DecodeParams& p, int b, int head, float m, float l) {
+  if (p.lse != nullptr)
+    p.lse[static_cast<long long>(b) * p.heads + head] = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
 }
 
 }  // namespace mha

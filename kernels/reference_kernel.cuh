@@ -61,6 +61,8 @@ __global__ void __launch_bounds__(kReferenceThreads)
   for (int j = threadIdx.x; j < n; j += kReferenceThreads) sum += expf(s[j] - base);
   sum = block_reduce(sum, false, scratch);
   if (has_sink) sum += expf(p.sink_logits[head] - base);
+  if (threadIdx.x == 0 && p.lse != nullptr)
+    p.lse[static_cast<long long>(b) * p.heads + head] = sum > 0.f ? base + logf(sum) : -INFINITY;
   __syncthreads();
   for (int c = threadIdx.x; c < depth; c += kReferenceThreads) {
     float acc = 0.f;

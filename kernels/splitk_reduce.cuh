@@ -85,8 +85,8 @@ __device__ __forceinline__ void fold_partials(const DecodeParams& p, const float
   }
 }
 
-// The whole block combines `parts` partial rows first .. first + parts - 1 of query head `head`
-// into output row `out_row`. The block is `slices` groups of depth/4 threads; each thread owns
+// The whole block combines `parts` partial rows first .. first + parts - 1 of (sequence b, query
+// head `head`) into its output row (and its LSE when asked). The block is `slices` groups of depth/4 threads; each thread owns
 // one float4 column of the partitions i = slice, slice + slices, ... It issues the statistics
 // and output loads of a batch of them (fold_partials) before any math, folds them into a running
 // (max, sum, output) state with the online-softmax algebra, and the slices meet once in shared
@@ -94,8 +94,9 @@ __device__ __forceinline__ void fold_partials(const DecodeParams& p, const float
 // partitions, with no block-wide reduction before the loads. blockDim.x
 // must be a multiple of depth / 4.
 template <typename Out, bool kHasSink, Fault kFault>
-__device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int head,
-                                   long long out_row, int depth, float* scratch) {
+__device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int b,
+                                   int head, int depth, float* scratch) {
+  const long long out_at = out_row_offset(p, b, head, depth);
   // The one deliberate test fault here: weights in natural-exp units against log2 maxima.
   auto scale_to = [](float m_from, float m_to) {
     if constexpr (kFault == Fault::kReduceNaturalExp) return expf(m_from - exp_base(m_to));
@@ -133,7 +134,8 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
       denom += slice_sum[s] * w;
       numer += slice_acc[s * depth + col] * w;
     }
-    static_cast<Out*>(p.out)[out_row * depth + col] = ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
+    static_cast<Out*>(p.out)[out_at + col] = ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
+    if (col == 0) write_lse(p, b, head, m_total, denom);
   }
   __syncthreads();  // the scratch is free for the next row
 }
@@ -183,8 +185,17 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head
     float acc = 0.f;
 #pragma unroll 4
     for (int i = 0; i < parts; ++i) acc += w[r * parts + i] * __ldcg(part_out + static_cast<long long>(i) * depth);
-    static_cast<Out*>(p.out)[(static_cast<long long>(b) * p.heads + head0 + r) * depth + col] =
-        ptx::from_float<Out>(acc);
+    static_cast<Out*>(p.out)[out_row_offset(p, b, head0 + r, depth) + col] = ptx::from_float<Out>(acc);
+  }
+  // The weights were normalised in place: the row's (M, denominator) is recomputed for the LSE.
+  if (p.lse != nullptr) {
+    for (int r = tid; r < rows; r += threads) {
+      float denom = kHasSink ? sink_weight(p.sink_logits[head0 + r] * kLog2e, m_total[r]) : 0.f;
+      for (int i = 0; i < parts; ++i)
+        denom += weight(__ldcg(p.partial_max + first + r * parts + i),
+                        __ldcg(p.partial_sum + first + r * parts + i), m_total[r]);
+      write_lse(p, b, head0 + r, m_total[r], denom);
+    }
   }
 }
 
@@ -218,8 +229,7 @@ __global__ void __launch_bounds__(kReduceMaxThreads) splitk_reduce_kernel(const 
   }
   ptx::wait_for_prerequisite_grid();  // launched programmatically: the partials are not yet final
   phase::reduce_stamp(p, phase::kReduceWaitedNs);
-  combine_row<Out, kHasSink, kFault>(p, first, parts, head, static_cast<long long>(b) * p.heads + head,
-                                     depth, reduce_scratch);
+  combine_row<Out, kHasSink, kFault>(p, first, parts, b, head, depth, reduce_scratch);
   phase::reduce_stamp(p, phase::kReduceExitNs);
 }
 

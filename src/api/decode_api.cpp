@@ -21,7 +21,7 @@ extern const char* const kCompiledDefaultsJson;
 
 namespace {
 
-bool computes(const KernelTraits& t, const DecodeShape& s) {
+bool computes_shape(const KernelTraits& t, const DecodeShape& s) {
   const std::string& kv_dtype = s.kv_dtype.empty() ? s.dtype : s.kv_dtype;
   return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
          cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap && t.out_dtype == s.out_dtype &&
@@ -79,7 +79,7 @@ std::shared_ptr<const DefaultsTable> current_table() {
 // The table's answer as a choice of a compiled kernel that computes the shape: its own kernel, or
 // the instance of the same tile for the shape's out_dtype (the table keys families without it).
 bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_count,
-                       DecodeChoice* c) {
+                       bool plans, DecodeChoice* c) {
   if (table.sm_count != sm_count) return false;  // measured on another GPU model
   const int group = s.heads / s.kv_heads;
   DefaultsQuery q;
@@ -89,16 +89,17 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   q.keys = std::max(1, s.max_keys);
   q.ragged = s.ragged;
   const DefaultsEntry* e = lookup_defaults(table, q);
-  if (e == nullptr || is_split_plan(e->partitions)) return false;  // decode() takes no plan
+  if (e == nullptr || (!plans && is_split_plan(e->partitions))) return false;  // decode() takes none
   const std::string tile = tile_of_kernel_name(e->kernel);
   const KernelEntry* k = find_kernel(e->kernel);
-  if (k == nullptr || !computes(k->traits, s)) {
+  if (k == nullptr || !computes_shape(k->traits, s)) {
     k = nullptr;
     for (const KernelEntry& other : kernel_registry())
-      if (computes(other.traits, s) && tile_of_kernel_name(other.name) == tile) k = &other;
+      if (computes_shape(other.traits, s) && tile_of_kernel_name(other.name) == tile) k = &other;
   }
   if (k == nullptr) return false;
   c->kernel = k;
+  c->split = e->partitions;
   c->partitions = split_count(e->partitions);
   c->cluster_combine = is_cluster_split(e->partitions);
   c->is_tuned = e->is_measured;
@@ -129,25 +130,37 @@ std::string decode_defaults_origin() {
   return table ? table->origin : "";
 }
 
-DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
+namespace {
+
+DecodeChoice choose(const DecodeShape& s, int sm_count, bool plans) {
   DecodeChoice c;
   if (s.kv_heads <= 0 || s.heads % s.kv_heads != 0 || s.batch <= 0) {
     c.reason = "invalid shape: heads must be a positive multiple of kv_heads, batch positive";
     return c;
   }
   const auto loaded = current_table();
-  if (loaded && choose_from_table(*loaded, s, sm_count, &c)) return c;
+  if (loaded && choose_from_table(*loaded, s, sm_count, plans, &c)) return c;
   const DefaultsTable& compiled = compiled_table();
-  if (choose_from_table(compiled, s, sm_count, &c)) return c;
+  if (choose_from_table(compiled, s, sm_count, plans, &c)) return c;
   // The family's first compiled kernel, partitions from the table's rule (it scales with the SM
   // count, and counts every row block of a KV head: a group larger than the tile's BM).
   const PartitionRule& rule = loaded ? loaded->rule : compiled.rule;
   const int group = s.heads / s.kv_heads, work_units = s.batch * s.kv_heads;
   for (const KernelEntry& k : kernel_registry()) {
-    if (!computes(k.traits, s)) continue;
+    if (!computes_shape(k.traits, s)) continue;
     const int blocks = (group + k.traits.bm - 1) / std::max(1, k.traits.bm);
     c.kernel = &k;
+    if (plans && s.ragged) {
+      // The plan's default knobs cost 1.006x the best measured over the ragged suite
+      // (split_code.h); no fixed count balances lengths that differ.
+      c.split = encode_split_plan(SplitPlanKnobs{});
+      c.partitions = 0;
+      c.reason = "no tuned entry for this shape, GPU and build: first compiled kernel of the "
+                 "family, the default split plan";
+      return c;
+    }
     c.partitions = auto_partitions(rule, sm_count, work_units * blocks, std::max(1, s.max_keys));
+    c.split = c.partitions;
     c.reason =
         "no tuned entry for this shape, GPU and build: first compiled kernel of the "
         "family, partitions from the rule";
@@ -155,6 +168,18 @@ DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
   }
   c.reason = "no compiled kernel computes this shape";
   return c;
+}
+
+}  // namespace
+
+DecodeChoice choose_decode(const DecodeShape& s, int sm_count) { return choose(s, sm_count, false); }
+
+DecodeChoice choose_decode_with_plans(const DecodeShape& s, int sm_count) {
+  return choose(s, sm_count, true);
+}
+
+bool kernel_computes(const KernelEntry& kernel, const DecodeShape& shape) {
+  return computes_shape(kernel.traits, shape);
 }
 
 const KernelEntry* find_kernel(const std::string& name) {

@@ -40,7 +40,8 @@ struct DecodeShape {
 // A kernel and a partition count for a shape, and how they were chosen.
 struct DecodeChoice {
   const KernelEntry* kernel = nullptr;  // null: no compiled instance computes the shape
-  int partitions = 1;
+  int split = 1;       // split_code.h's encoding: a count, a split plan or a cluster
+  int partitions = 1;  // the count of a fixed or cluster split (a plan: 0)
   // Set DecodeParams::cluster_combine: the partitions combine in a thread-block cluster inside
   // the decode launch (no workspace needed); the tuned choice of the shape's own bucket only.
   bool cluster_combine = false;
@@ -57,6 +58,12 @@ struct DecodeChoice {
 // kernel not in this build) the family's first compiled kernel, partitions from the table's rule.
 // `reason` says which.
 DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
+// The same choice with split plans allowed (what DecodePlan::make takes): a plan the table chose,
+// and for a ragged shape without an entry the default plan instead of the rule's count.
+DecodeChoice choose_decode_with_plans(const DecodeShape& shape, int sm_count);
+
+// Whether the instance computes the shape (dtypes, depth, group, cache, mask, sink, soft cap).
+bool kernel_computes(const KernelEntry& kernel, const DecodeShape& shape);
 
 // Loads the table choose_decode answers from first. Without a call, the file the environment
 // variable MHA_TUNE_DEFAULTS names is read at the first choice (unreadable: ignored). Returns

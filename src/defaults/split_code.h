@@ -1,6 +1,6 @@
 // A split as one int, the encoding points, reports, journals and the defaults table carry, and its
 // one text form: a count P >= 1 ("16": equal partitions and a reduce), a balanced split plan
-// (< 0: -(blocks_per_sm * 2^21 + min_chunk_keys), "plan2x128"; src/sweep/split_plan.h plans it)
+// (< 0: -(blocks_per_sm * 2^21 + min_chunk_keys), "plan2x128"; src/api/split_plan.h plans it)
 // or P partitions combined in a thread-block cluster (kClusterSplitBase + P, "cluster4"). Written
 // once here for the planner, the reports and the library.
 #pragma once

@@ -10,7 +10,8 @@
 
 namespace mha {
 
-std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data) {
+std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data,
+                                  std::vector<double>* lse) {
   const ProblemShape& s = problem.shape;
   const int max_len = std::max(1, problem.max_length());
   const size_t out_elems = size_t(s.batch) * s.heads * s.depth;
@@ -18,6 +19,9 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
   DeviceBuffer scores(size_t(s.batch) * s.heads * max_len * sizeof(float));
   DecodeParams p = data.params(0, 1);
   p.out = out.get();
+  const size_t rows = size_t(s.batch) * s.heads;
+  DeviceBuffer lse_rows(lse != nullptr ? rows * sizeof(float) : 0);
+  p.lse = lse != nullptr ? lse_rows.get<float>() : nullptr;
   const dim3 grid(s.heads, s.batch);
   const int group = s.heads / s.kv_heads;
   auto run = [&](auto q_tag, auto kv_tag) {
@@ -39,6 +43,11 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
   MHA_CUDA_CHECK(cudaGetLastError());
   std::vector<float> host(out_elems);
   MHA_CUDA_CHECK(cudaMemcpy(host.data(), out.get(), out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+  if (lse != nullptr) {
+    std::vector<float> host_lse(rows);
+    MHA_CUDA_CHECK(cudaMemcpy(host_lse.data(), p.lse, rows * sizeof(float), cudaMemcpyDeviceToHost));
+    lse->assign(host_lse.begin(), host_lse.end());
+  }
   return std::vector<double>(host.begin(), host.end());
 }
 

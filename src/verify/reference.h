@@ -20,8 +20,10 @@ std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in);
 constexpr double kCpuReferenceMaxMacs = 64.0 * 1024 * 1024;
 bool use_cpu_reference(const Problem& problem);
 
-// fp32 output [batch][heads][depth] computed on the GPU from copy 0 of `data`.
-std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data);
+// fp32 output [batch][heads][depth] computed on the GPU from copy 0 of `data`; with `lse`, also
+// each row's log-sum-exp [batch][heads] (DecodeParams::lse).
+std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data,
+                                  std::vector<double>* lse = nullptr);
 
 // Whichever of the two fits the problem.
 std::vector<double> reference_output(const Problem& problem, const ProblemData& data);

@@ -1,8 +1,6 @@
 // The balanced split-KV plan: the chunk size search, the work list and the partial layout.
 #include "split_plan.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <functional>
 #include <queue>
