@@ -92,7 +92,7 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
       numer += part_out[q] * wt;
       if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) denom += sink_weight(sink, m_total);
     }
-    static_cast<Out*>(p.out)[out_row_offset(p, w.b, head, kDepth) + col] =
+    static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =
         ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
     if (col == 0) write_lse(p, w.b, head, m_total, denom);
   }

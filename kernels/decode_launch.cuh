@@ -40,6 +40,8 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   // The fused combine keeps its scratch in the drained pipeline buffers; beyond what they hold
   // (very many partitions), and for plans, the reduce runs as its own launch.
   DecodeParams args = p;
+  fill_row_strides(args, T::kDepth);
+  T::KvOperand::fill_strides(args, T::kDepth);
   constexpr int kScratchFloats = DecodeSmemLayout<T>::kQ / 4;
   if (planned || fused_combine_scratch_floats(T::kBM, p.partitions) > kScratchFloats)
     args.split_counters = nullptr;

@@ -88,7 +88,8 @@ struct DecodeParams {
   int chunk = 0;   // chunked mask: keys in the query's chunk of this size are visible
   float scale = 0.f;
   float soft_cap = 0.f;  // soft-capping kernels: scores become soft_cap * tanh(score / soft_cap)
-  // Element strides of views into an engine's own tensors; 0 keeps the packed layout above. A
+  // Element strides of views into an engine's own tensors; 0 keeps the packed layout above (the
+  // launcher fills those in: the kernels read every stride as given). A
   // head's depth elements are always contiguous. q and out: between sequences and between heads.
   // The cache (K and V alike): between sequences (contiguous) or pages (paged), between keys (a
   // sequence's, or a page's rows), between KV heads. vLLM's (pages, 2, page_size, kv_heads, depth)
@@ -97,7 +98,9 @@ struct DecodeParams {
   int q_head_stride = 0, out_head_stride = 0, kv_key_stride = 0, kv_head_stride = 0;
   // Optional [batch][heads] output: each row's log-sum-exp, ln sum_j exp(score_j) over its visible
   // keys (scores scaled and capped, the sink counted; -inf for no visible key), as cascade and
-  // context-parallel merges combine partial attentions. Null: not written.
+  // context-parallel merges combine partial attentions. Null: not written. The fused reduce (the
+  // sweep's --reduce fused) never writes it: its combine stays as small as it is for the key
+  // loop's registers (splitk_reduce.cuh), and the library runs the separate one.
   float* lse = nullptr;
   // Phase stamps (phase_clock.cuh), read only by builds with MHA_PHASE_CLOCK: the decode grid's
   // blocks in launch order ([phase_decode_blocks][phase::kDecodeStamps]) and the reduce's
@@ -120,16 +123,21 @@ inline DecodeGrid decode_grid(const DecodeParams& p, int blocks_per_kv_head) {
                            : DecodeGrid{p.partitions, row_blocks, p.batch};
 }
 
-// Element offsets of (sequence b, head h)'s q and output rows.
-__host__ __device__ inline long long q_row_offset(const DecodeParams& p, int b, int head, int depth) {
-  const long long head_stride = p.q_head_stride != 0 ? p.q_head_stride : depth;
-  const long long seq_stride = p.q_seq_stride != 0 ? p.q_seq_stride : p.heads * head_stride;
-  return b * seq_stride + head * head_stride;
+// Element offsets of (sequence b, head h)'s q and output rows (strides filled: fill_row_strides).
+__host__ __device__ inline long long q_row_offset(const DecodeParams& p, int b, int head) {
+  return b * p.q_seq_stride + static_cast<long long>(head) * p.q_head_stride;
 }
-__host__ __device__ inline long long out_row_offset(const DecodeParams& p, int b, int head, int depth) {
-  const long long head_stride = p.out_head_stride != 0 ? p.out_head_stride : depth;
-  const long long seq_stride = p.out_seq_stride != 0 ? p.out_seq_stride : p.heads * head_stride;
-  return b * seq_stride + head * head_stride;
+__host__ __device__ inline long long out_row_offset(const DecodeParams& p, int b, int head) {
+  return b * p.out_seq_stride + static_cast<long long>(head) * p.out_head_stride;
+}
+// The packed layout's q and out strides where the caller left 0 (launch_decode, before every
+// launch; the cache's are the operand's, kv_operand.cuh). Filled on the host, the kernels hold
+// them as parameters and select nothing.
+inline void fill_row_strides(DecodeParams& p, int depth) {
+  if (p.q_head_stride == 0) p.q_head_stride = depth;
+  if (p.q_seq_stride == 0) p.q_seq_stride = static_cast<long long>(p.heads) * p.q_head_stride;
+  if (p.out_head_stride == 0) p.out_head_stride = depth;
+  if (p.out_seq_stride == 0) p.out_seq_stride = static_cast<long long>(p.heads) * p.out_head_stride;
 }
 
 inline void set_page_size(DecodeParams& p, int page_size) {

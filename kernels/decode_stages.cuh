@@ -171,9 +171,9 @@ template <class T>
 __device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, int head0, int rows,
                                              int tid) {
   using Q = typename T::Elem;
-  constexpr int kCpr = T::kChunksPerRow, kDepth = T::kDepth;
-  const Q* q_g = static_cast<const Q*>(p.q) + q_row_offset(p, b, head0, kDepth);
-  const int head_stride = p.q_head_stride != 0 ? p.q_head_stride : kDepth;
+  constexpr int kCpr = T::kChunksPerRow;
+  const Q* q_g = static_cast<const Q*>(p.q) + q_row_offset(p, b, head0);
+  const int head_stride = p.q_head_stride;
   QChunks<T> q;
 #pragma unroll
   for (int k = 0; k < QChunks<T>::kPerThread; ++k) {
@@ -642,7 +642,7 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
         numer = acc * wt;
       }
       const float o = denom > 0.f ? numer / denom : 0.f;
-      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head, kDepth) + col] = ptx::from_float<Out>(o);
+      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] = ptx::from_float<Out>(o);
       if (col == 0) write_lse(p, w.b, head, m_total, denom);
     } else {
       if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) {

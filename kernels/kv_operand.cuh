@@ -23,18 +23,17 @@ struct ContiguousKv {
   }
   // Element offset of the first depth element of (b, key, kv_head).
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
-                                                         int kv_head, int depth) {
-    return b * seq_stride(p, depth) + key * key_stride(p, depth) + kv_head * head_stride(p, depth);
+                                                         int kv_head, int, int = 0) {
+    return b * p.kv_seq_stride + static_cast<long long>(key) * p.kv_key_stride +
+           static_cast<long long>(kv_head) * p.kv_head_stride;
   }
   // row_offset is linear in the key: key + 1 is this many elements further.
-  __host__ __device__ static inline long long key_stride(const DecodeParams& p, int depth) {
-    return p.kv_key_stride != 0 ? p.kv_key_stride : static_cast<long long>(p.kv_heads) * depth;
-  }
-  __host__ __device__ static inline long long head_stride(const DecodeParams& p, int depth) {
-    return p.kv_head_stride != 0 ? p.kv_head_stride : depth;
-  }
-  __host__ __device__ static inline long long seq_stride(const DecodeParams& p, int depth) {
-    return p.kv_seq_stride != 0 ? p.kv_seq_stride : p.max_keys * key_stride(p, depth);
+  __host__ __device__ static inline long long key_stride(const DecodeParams& p, int) { return p.kv_key_stride; }
+  // The packed layout's strides where the caller left 0 (launch_decode, before every launch).
+  static inline void fill_strides(DecodeParams& p, int depth) {
+    if (p.kv_head_stride == 0) p.kv_head_stride = depth;
+    if (p.kv_key_stride == 0) p.kv_key_stride = p.kv_heads * depth;
+    if (p.kv_seq_stride == 0) p.kv_seq_stride = static_cast<long long>(p.max_keys) * p.kv_key_stride;
   }
 };
 
@@ -67,16 +66,19 @@ struct PagedKvIn {
     return static_cast<long long>(page) * page_stride(p, depth) + in_page * row_stride(p, depth) +
            head_offset(p, kv_head, depth);
   }
-  // Views with their own strides (DecodeParams::kv_*_stride) keep every one within an int: the
-  // library refuses a page of 2^31 bytes or more.
-  __host__ __device__ static inline int page_stride(const DecodeParams& p, int depth) {
-    return p.kv_seq_stride != 0 ? static_cast<int>(p.kv_seq_stride) : p.page_size * p.kv_heads * depth;
+  // Every stride fits an int: a page's elements (the library refuses a page of 2^31 bytes or
+  // more). The packed layout's where the caller left 0: fill_strides, before every launch.
+  __host__ __device__ static inline int page_stride(const DecodeParams& p, int) {
+    return static_cast<int>(p.kv_seq_stride);
   }
-  __host__ __device__ static inline int row_stride(const DecodeParams& p, int depth) {
-    return p.kv_key_stride != 0 ? p.kv_key_stride : Order::row_stride(p, depth);
+  __host__ __device__ static inline int row_stride(const DecodeParams& p, int) { return p.kv_key_stride; }
+  __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int) {
+    return kv_head * p.kv_head_stride;
   }
-  __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int depth) {
-    return kv_head * (p.kv_head_stride != 0 ? p.kv_head_stride : Order::head_stride(p, depth));
+  static inline void fill_strides(DecodeParams& p, int depth) {
+    if (p.kv_head_stride == 0) p.kv_head_stride = Order::head_stride(p, depth);
+    if (p.kv_key_stride == 0) p.kv_key_stride = Order::row_stride(p, depth);
+    if (p.kv_seq_stride == 0) p.kv_seq_stride = static_cast<long long>(p.page_size) * p.kv_heads * depth;
   }
   __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
                                                               int kv_head, int depth, int page) {

@@ -96,7 +96,7 @@ __device__ __forceinline__ void fold_partials(const DecodeParams& p, const float
 template <typename Out, bool kHasSink, Fault kFault>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int b,
                                    int head, int depth, float* scratch) {
-  const long long out_at = out_row_offset(p, b, head, depth);
+  const long long out_at = out_row_offset(p, b, head);
   // The one deliberate test fault here: weights in natural-exp units against log2 maxima.
   auto scale_to = [](float m_from, float m_to) {
     if constexpr (kFault == Fault::kReduceNaturalExp) return expf(m_from - exp_base(m_to));
@@ -185,17 +185,7 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head
     float acc = 0.f;
 #pragma unroll 4
     for (int i = 0; i < parts; ++i) acc += w[r * parts + i] * __ldcg(part_out + static_cast<long long>(i) * depth);
-    static_cast<Out*>(p.out)[out_row_offset(p, b, head0 + r, depth) + col] = ptx::from_float<Out>(acc);
-  }
-  // The weights were normalised in place: the row's (M, denominator) is recomputed for the LSE.
-  if (p.lse != nullptr) {
-    for (int r = tid; r < rows; r += threads) {
-      float denom = kHasSink ? sink_weight(p.sink_logits[head0 + r] * kLog2e, m_total[r]) : 0.f;
-      for (int i = 0; i < parts; ++i)
-        denom += weight(__ldcg(p.partial_max + first + r * parts + i),
-                        __ldcg(p.partial_sum + first + r * parts + i), m_total[r]);
-      write_lse(p, b, head0 + r, m_total[r], denom);
-    }
+    static_cast<Out*>(p.out)[out_row_offset(p, b, head0 + r) + col] = ptx::from_float<Out>(acc);
   }
 }
 

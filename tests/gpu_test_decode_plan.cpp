@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,14 @@ const KernelEntry* first_kernel(Accept accept) {
   return nullptr;
 }
 
+// The spec's problem in the kernel's dtypes (the spec gives the shape and lengths).
 Problem problem_for(const KernelEntry& k, const std::string& spec) {
+  const KernelTraits& t = k.traits;
   std::string why;
-  std::vector<Problem> problems = instantiate(parse_problem_spec(spec), k.traits, &why);
-  EXPECT_FALSE(problems.empty()) << why;
+  std::vector<Problem> problems = instantiate(
+      parse_problem_spec(spec + ",dtype=" + t.dtype + ",out_dtype=" + t.out_dtype + ",kv_dtype=" + cache_dtype(t)),
+      t, &why);
+  if (problems.empty()) throw std::logic_error(k.name + " computes no problem of '" + spec + "': " + why);
   return problems.front();
 }
 

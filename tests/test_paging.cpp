@@ -47,6 +47,10 @@ TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
     set_page_size(p, page_size);
     p.max_pages_per_seq = max_pages;
     p.page_table = table.data();
+    if (hnd)  // the packed layout, as the launcher fills it
+      PagedHndKv::fill_strides(p, kDepth);
+    else
+      PagedKv::fill_strides(p, kDepth);
     const long long total = (long long)num_pages * page_size * kv_heads * kDepth;
     std::set<long long> seen;
     for (int b = 0; b < batch; ++b)
@@ -77,6 +81,7 @@ void expect_strides_compose(bool hnd) {
         DecodeParams p;
         p.kv_heads = kv_heads;
         set_page_size(p, page_size);
+        Kv::fill_strides(p, depth);  // the packed layout, as the launcher fills it
         for (int page : {0, 1, 5, 1 << 20, (1 << 30) + 3})
           for (int in_page : {0, page_size / 2, page_size - 1})
             for (int h = 0; h < kv_heads; ++h) {
@@ -118,6 +123,7 @@ TEST(Paging, ContiguousRowsAreDistinctInBoundsAndFollowTheLayout) {
   p.batch = batch;
   p.kv_heads = kv_heads;
   p.max_keys = max_keys;
+  ContiguousKv::fill_strides(p, kDepth);
   const long long total = (long long)batch * max_keys * kv_heads * kDepth;
   std::set<long long> seen;
   for (int b = 0; b < batch; ++b)
