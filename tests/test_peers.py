@@ -361,9 +361,10 @@ class PeerTableTest(unittest.TestCase):
         self.assertEqual(backends._fi_decode_workspace_bytes(llama, 132), 128 << 20)
 
     def test_resolve(self):
-        self.assertEqual(len(backends.resolve("all")), 7)
+        self.assertEqual(len(backends.resolve("all")), 8)
         self.assertEqual([p.name for p in backends.resolve("fi_tc, flash")],
                          ["flashinfer_tc", "torch_sdpa_flash"])
+        self.assertEqual([p.name for p in backends.resolve("ours")], ["mha_tune"])
         with self.assertRaises(ValueError):
             backends.resolve("fi_tc,xla")
 
@@ -490,7 +491,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("llama3_8b_paged16_b1_n512", r.stdout)
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
-        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 7 peer\(s\): \d+ to time")
+        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 8 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
 
     def test_dry_run_fp8_and_soft_cap(self):

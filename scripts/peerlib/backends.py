@@ -350,17 +350,63 @@ class FlashInferCudnnPeer(FlashInferPagedPeer):
         return call, "cuDNN paged SDPA"
 
 
+class MhaTunePeer(Peer):
+    """mha-tune through its PyTorch op (python/, `import mha_tune`): what an engine calling the
+    library from Python gets, timed by the same harness as every other peer. Planned once outside
+    the timed region, from the run-time defaults (the kernel and split the library chooses for the
+    shape in the installed build). The peers' caches are HND ([pages, kv_heads, page, d]; a
+    contiguous one is one page per sequence): the op reads them as strided views of the NHD
+    kernels' layout, with no copy."""
+    name = "mha_tune"
+    package = "mha_tune"
+
+    def prepare(self, torch, p, data):
+        import mha_tune
+        dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
+                  "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+        paged = is_paged(p)
+        wrapper = mha_tune.BatchDecode(torch.empty(256 << 20, dtype=torch.uint8, device="cuda"))
+        try:
+            self._plan(wrapper, p, data, dtypes, paged)
+        except NotImplementedError as e:  # no kernel of the installed build computes it
+            raise NotSupported(str(e)) from None
+        # [pages, kv, page, d] as the NHD view [pages, page, kv, d]; a contiguous cache's "page"
+        # is its sequence.
+        k = [x.permute(0, 2, 1, 3) for x in data.k]
+        v = [x.permute(0, 2, 1, 3) for x in data.v]
+        outs = [torch.empty(p["batch"], p["heads"], p["depth"], dtype=dtypes[p["out_dtype"]],
+                            device="cuda") for _ in range(2)]
+
+        def call(i):
+            out = outs[i % 2]
+            wrapper.run(data.q[i], (k[i], v[i]), out=out, sinks=data.sinks, k_scale=data.k_scale,
+                        v_scale=data.v_scale, scale=p["scale"])
+            return out
+        call.keep = (wrapper, k, v)
+        info = wrapper.plan_info
+        return call, f"PyTorch op, planned once: {info['kernel']}, split {info['split']}"
+
+    @staticmethod
+    def _plan(wrapper, p, data, dtypes, paged):
+        wrapper.plan(p["lengths"], data.table if paged else None,
+                     num_qo_heads=p["heads"], num_kv_heads=p["kv_heads"], head_dim=p["depth"],
+                     page_size=data.page_size if paged else 0, q_dtype=dtypes[p["dtype"]],
+                     kv_dtype=dtypes[p["kv_dtype"]], out_dtype=dtypes[p["out_dtype"]],
+                     mask=p["mask"], window=p["window"], chunk=p.get("chunk", 0),
+                     has_sink=p["has_sink"], soft_cap=p["soft_cap"])
+
+
 class NotSupported(Exception):
     """A peer found at run time that it cannot compute the problem (e.g. SDPA refusing)."""
 
 
 PEERS = {peer.name: peer for peer in (
     SdpaPeer("flash"), SdpaPeer("cudnn"), FlexPeer(), FlashInferWrapperPeer(False),
-    FlashInferWrapperPeer(True), FlashInferXqaPeer(), FlashInferCudnnPeer())}
+    FlashInferWrapperPeer(True), FlashInferXqaPeer(), FlashInferCudnnPeer(), MhaTunePeer())}
 # Short names for --peers.
 SHORT = {"flash": "torch_sdpa_flash", "cudnn": "torch_sdpa_cudnn", "flex": "torch_flex",
          "fi_fa2": "flashinfer_fa2", "fi_tc": "flashinfer_tc", "fi_xqa": "flashinfer_xqa",
-         "fi_cudnn": "flashinfer_cudnn"}
+         "fi_cudnn": "flashinfer_cudnn", "ours": "mha_tune"}
 
 
 def resolve(names):
