@@ -28,12 +28,15 @@ struct ContiguousKv {
            static_cast<long long>(kv_head) * p.kv_head_stride;
   }
   // row_offset is linear in the key: key + 1 is this many elements further.
-  __host__ __device__ static inline long long key_stride(const DecodeParams& p, int) { return p.kv_key_stride; }
+  __host__ __device__ static inline long long key_stride(const DecodeParams& p, int) {
+    return p.kv_key_stride;
+  }
   // The packed layout's strides where the caller left 0 (launch_decode, before every launch).
   static inline void fill_strides(DecodeParams& p, int depth) {
     if (p.kv_head_stride == 0) p.kv_head_stride = depth;
     if (p.kv_key_stride == 0) p.kv_key_stride = p.kv_heads * depth;
-    if (p.kv_seq_stride == 0) p.kv_seq_stride = static_cast<long long>(p.max_keys) * p.kv_key_stride;
+    if (p.kv_seq_stride == 0)
+      p.kv_seq_stride = static_cast<long long>(p.max_keys) * p.kv_key_stride;
   }
 };
 
@@ -71,14 +74,17 @@ struct PagedKvIn {
   __host__ __device__ static inline int page_stride(const DecodeParams& p, int) {
     return static_cast<int>(p.kv_seq_stride);
   }
-  __host__ __device__ static inline int row_stride(const DecodeParams& p, int) { return p.kv_key_stride; }
+  __host__ __device__ static inline int row_stride(const DecodeParams& p, int) {
+    return p.kv_key_stride;
+  }
   __host__ __device__ static inline int head_offset(const DecodeParams& p, int kv_head, int) {
     return kv_head * p.kv_head_stride;
   }
   static inline void fill_strides(DecodeParams& p, int depth) {
     if (p.kv_head_stride == 0) p.kv_head_stride = Order::head_stride(p, depth);
     if (p.kv_key_stride == 0) p.kv_key_stride = Order::row_stride(p, depth);
-    if (p.kv_seq_stride == 0) p.kv_seq_stride = static_cast<long long>(p.page_size) * p.kv_heads * depth;
+    if (p.kv_seq_stride == 0)
+      p.kv_seq_stride = static_cast<long long>(p.page_size) * p.kv_heads * depth;
   }
   __host__ __device__ static inline long long row_offset_from(const DecodeParams& p, int, int key,
                                                               int kv_head, int depth, int page) {
@@ -97,7 +103,9 @@ struct NhdPageOrder {
   __host__ __device__ static inline int row_stride(const DecodeParams& p, int depth) {
     return p.kv_heads * depth;
   }
-  __host__ __device__ static inline int head_stride(const DecodeParams&, int depth) { return depth; }
+  __host__ __device__ static inline int head_stride(const DecodeParams&, int depth) {
+    return depth;
+  }
 };
 
 // Pages in HND order (FlashInfer's, TensorRT-LLM's): a KV head's page_size rows are one

@@ -86,12 +86,12 @@ __device__ __forceinline__ void fold_partials(const DecodeParams& p, const float
 }
 
 // The whole block combines `parts` partial rows first .. first + parts - 1 of (sequence b, query
-// head `head`) into its output row (and its LSE when asked). The block is `slices` groups of depth/4 threads; each thread owns
-// one float4 column of the partitions i = slice, slice + slices, ... It issues the statistics
-// and output loads of a batch of them (fold_partials) before any math, folds them into a running
-// (max, sum, output) state with the online-softmax algebra, and the slices meet once in shared
-// memory. So a small P costs one batch, and a large P adds one per kWideLoadBatch x slices
-// partitions, with no block-wide reduction before the loads. blockDim.x
+// head `head`) into its output row (and its LSE when asked). The block is `slices` groups of
+// depth/4 threads; each thread owns one float4 column of the partitions i = slice, slice + slices,
+// ... It issues the statistics and output loads of a batch of them (fold_partials) before any math,
+// folds them into a running (max, sum, output) state with the online-softmax algebra, and the
+// slices meet once in shared memory. So a small P costs one batch, and a large P adds one per
+// kWideLoadBatch x slices partitions, with no block-wide reduction before the loads. blockDim.x
 // must be a multiple of depth / 4.
 template <typename Out, bool kHasSink, Fault kFault>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int b,
@@ -134,7 +134,8 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
       denom += slice_sum[s] * w;
       numer += slice_acc[s * depth + col] * w;
     }
-    static_cast<Out*>(p.out)[out_at + col] = ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
+    static_cast<Out*>(p.out)[out_at + col] =
+        ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
     if (col == 0) write_lse(p, b, head, m_total, denom);
   }
   __syncthreads();  // the scratch is free for the next row

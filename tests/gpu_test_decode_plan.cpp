@@ -35,10 +35,12 @@ const KernelEntry* first_kernel(Accept accept) {
 Problem problem_for(const KernelEntry& k, const std::string& spec) {
   const KernelTraits& t = k.traits;
   std::string why;
-  std::vector<Problem> problems = instantiate(
-      parse_problem_spec(spec + ",dtype=" + t.dtype + ",out_dtype=" + t.out_dtype + ",kv_dtype=" + cache_dtype(t)),
-      t, &why);
-  if (problems.empty()) throw std::logic_error(k.name + " computes no problem of '" + spec + "': " + why);
+  std::vector<Problem> problems =
+      instantiate(parse_problem_spec(spec + ",dtype=" + t.dtype + ",out_dtype=" + t.out_dtype +
+                                     ",kv_dtype=" + cache_dtype(t)),
+                  t, &why);
+  if (problems.empty())
+    throw std::logic_error(k.name + " computes no problem of '" + spec + "': " + why);
   return problems.front();
 }
 
@@ -61,7 +63,9 @@ DecodeShape shape_of(const Problem& problem) {
   return d;
 }
 
-size_t bytes_of(const std::string& dtype) { return dtype == "fp32" ? 4 : dtype == "e4m3" || dtype == "e5m2" ? 1 : 2; }
+size_t bytes_of(const std::string& dtype) {
+  return dtype == "fp32" ? 4 : dtype == "e4m3" || dtype == "e5m2" ? 1 : 2;
+}
 
 std::vector<float> to_floats(const std::vector<unsigned char>& raw, const std::string& dtype) {
   std::vector<float> out(raw.size() / bytes_of(dtype));
@@ -83,15 +87,16 @@ std::vector<float> to_floats(const std::vector<unsigned char>& raw, const std::s
 
 // Copies `rows` rows of `row_bytes` from a packed buffer into one whose rows are `pitch` apart,
 // starting `offset` bytes in.
-void restride(void* dst, size_t pitch, size_t offset, const void* src, size_t row_bytes, size_t rows) {
+void restride(void* dst, size_t pitch, size_t offset, const void* src, size_t row_bytes,
+              size_t rows) {
   ASSERT_EQ(cudaMemcpy2D(static_cast<char*>(dst) + offset, pitch, src, row_bytes, row_bytes, rows,
                          cudaMemcpyDeviceToDevice),
             cudaSuccess);
 }
 
 struct Case {
-  std::string split;          // "" : the defaults' choice
-  bool strided = false;       // engine views: fused qkv, padded output, vLLM's combined cache
+  std::string split;     // "" : the defaults' choice
+  bool strided = false;  // engine views: fused qkv, padded output, vLLM's combined cache
   bool lse = true;
 };
 
@@ -115,7 +120,8 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
     status = plan.set_lengths(problem.lengths.data(), s.batch, workspace.get(), nullptr);
     ASSERT_TRUE(status.ok()) << status.message;
   }
-  const size_t q_bytes = bytes_of(s.dtype), out_bytes = bytes_of(s.out_dtype), kv_bytes = bytes_of(s.kv_dtype);
+  const size_t q_bytes = bytes_of(s.dtype), out_bytes = bytes_of(s.out_dtype),
+               kv_bytes = bytes_of(s.kv_dtype);
   const size_t head_elems = size_t(s.depth), rows = size_t(s.batch) * s.heads;
   DecodeArgs a;
   a.batch = s.batch;
@@ -137,7 +143,8 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
     // q as the first heads of a fused qkv row per sequence: (heads + 2 kv_heads) heads apart.
     a.q_seq_stride = static_cast<long long>(s.heads + 2 * s.kv_heads) * s.depth;
     q_fused = DeviceBuffer(size_t(a.q_seq_stride) * s.batch * q_bytes);
-    restride(q_fused.get(), a.q_seq_stride * q_bytes, 0, in.q, s.heads * head_elems * q_bytes, s.batch);
+    restride(q_fused.get(), a.q_seq_stride * q_bytes, 0, in.q, s.heads * head_elems * q_bytes,
+             s.batch);
     a.q = q_fused.get();
     // K and V interleaved per page (vLLM) or per sequence slot: one buffer, views 2 blocks apart.
     const bool paged = s.kv != "contig";
@@ -151,7 +158,8 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
     }
     blocks = std::max<size_t>(1, blocks);
     kv_combined = DeviceBuffer(2 * blocks * block_elems * kv_bytes);
-    restride(kv_combined.get(), 2 * block_elems * kv_bytes, 0, in.k_cache, block_elems * kv_bytes, blocks);
+    restride(kv_combined.get(), 2 * block_elems * kv_bytes, 0, in.k_cache, block_elems * kv_bytes,
+             blocks);
     restride(kv_combined.get(), 2 * block_elems * kv_bytes, block_elems * kv_bytes, in.v_cache,
              block_elems * kv_bytes, blocks);
     a.k_cache = kv_combined.get();
@@ -160,7 +168,8 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
     // The output rows padded by 8 heads' worth: an engine's larger buffer.
     a.out_seq_stride = static_cast<long long>(s.heads + 8) * s.depth;
   }
-  const size_t out_row_elems = a.out_seq_stride != 0 ? size_t(a.out_seq_stride) : s.heads * head_elems;
+  const size_t out_row_elems =
+      a.out_seq_stride != 0 ? size_t(a.out_seq_stride) : s.heads * head_elems;
   DeviceBuffer out(out_row_elems * s.batch * out_bytes), lse(rows * sizeof(float));
   poison(out.get(), out.bytes());
   poison(lse.get(), lse.bytes());
@@ -178,7 +187,8 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
   }
   std::vector<double> ref_lse;
   const std::vector<double> ref = gpu_reference(problem, data, &ref_lse);
-  const ErrorReport e = compare_outputs(to_floats(packed, s.out_dtype), ref, tolerance_for(s.dtype, s.out_dtype));
+  const ErrorReport e =
+      compare_outputs(to_floats(packed, s.out_dtype), ref, tolerance_for(s.dtype, s.out_dtype));
   EXPECT_TRUE(e.passed) << kernel.name << " split " << plan.split() << ": " << e.reason;
   if (c.lse) {
     std::vector<float> got(rows);
@@ -192,7 +202,8 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
 }
 
 bool is_llama_or_same(const KernelTraits& t) {
-  return t.kv == "contig" && cache_dtype(t) == t.dtype && !t.soft_cap && t.mask == "null" && !t.has_sink;
+  return t.kv == "contig" && cache_dtype(t) == t.dtype && !t.soft_cap && t.mask == "null" &&
+         !t.has_sink;
 }
 
 TEST(DecodePlanGpu, ContiguousSplitsMatchTheReference) {
@@ -253,7 +264,8 @@ TEST(DecodePlanGpu, ACapturedGraphReplaysAfterTheLengthsChange) {
   std::vector<int> before = problem.lengths;
   for (int& n : before) n = std::max(1, n / 2);
   DeviceBuffer lengths(sizeof(int) * s.batch);
-  ASSERT_EQ(cudaMemcpy(lengths.get(), before.data(), lengths.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(lengths.get(), before.data(), lengths.bytes(), cudaMemcpyHostToDevice),
+            cudaSuccess);
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   ASSERT_TRUE(plan.set_lengths(before.data(), s.batch, workspace.get(), stream).ok());
@@ -278,7 +290,8 @@ TEST(DecodePlanGpu, ACapturedGraphReplaysAfterTheLengthsChange) {
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
   // The next step: the full lengths, a new work list, the same graph.
-  ASSERT_EQ(cudaMemcpyAsync(lengths.get(), problem.lengths.data(), lengths.bytes(), cudaMemcpyHostToDevice, stream),
+  ASSERT_EQ(cudaMemcpyAsync(lengths.get(), problem.lengths.data(), lengths.bytes(),
+                            cudaMemcpyHostToDevice, stream),
             cudaSuccess);
   ASSERT_TRUE(plan.set_lengths(problem.lengths.data(), s.batch, workspace.get(), stream).ok());
   for (DeviceBuffer& out : outs) poison(out.get(), out.bytes(), stream);
@@ -287,8 +300,10 @@ TEST(DecodePlanGpu, ACapturedGraphReplaysAfterTheLengthsChange) {
   const std::vector<double> ref = reference_output(problem, data);
   for (int l = 0; l < kLayers; ++l) {
     std::vector<unsigned char> raw(out_bytes);
-    ASSERT_EQ(cudaMemcpy(raw.data(), outs[l].get(), out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    const ErrorReport e = compare_outputs(to_floats(raw, s.out_dtype), ref, tolerance_for(s.dtype, s.out_dtype));
+    ASSERT_EQ(cudaMemcpy(raw.data(), outs[l].get(), out_bytes, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    const ErrorReport e =
+        compare_outputs(to_floats(raw, s.out_dtype), ref, tolerance_for(s.dtype, s.out_dtype));
     ASSERT_TRUE(e.passed) << "layer " << l << ": " << e.reason;
   }
   cudaGraphExecDestroy(exec);

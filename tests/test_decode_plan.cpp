@@ -58,7 +58,8 @@ TEST(DecodePlan, SplitPlansHoldTheirWorkListAndPartials) {
   EXPECT_TRUE(plan.needs_lengths());
   EXPECT_EQ(plan.split(), "plan2x128");
   ASSERT_GE(plan.plan_capacity(), 8);
-  const size_t list = sizeof(mha::WorkItem) * size_t(plan.plan_capacity()) + 16 + sizeof(mha::SeqSplit) * 8;
+  const size_t list =
+      sizeof(mha::WorkItem) * size_t(plan.plan_capacity()) + 16 + sizeof(mha::SeqSplit) * 8;
   EXPECT_GE(plan.workspace_bytes(), list + partial_bytes(size_t(plan.plan_capacity()) * 32, 128));
   EXPECT_EQ(plan.workspace_bytes() % 16, 0u);
 }
@@ -94,7 +95,8 @@ TEST(DecodePlan, TheCallersKernelAndSplitWin) {
   EXPECT_NE(plan.reason().find("caller"), std::string::npos);
 }
 
-void expect_refused(const mha::DecodePlanOptions& o, mha::DecodeStatusCode code, const std::string& says) {
+void expect_refused(const mha::DecodePlanOptions& o, mha::DecodeStatusCode code,
+                    const std::string& says) {
   mha::DecodePlan plan;
   const mha::DecodeStatus s = mha::DecodePlan::make(o, &plan);
   EXPECT_EQ(s.code, code) << s.message;
@@ -126,11 +128,13 @@ TEST(DecodePlan, SetLengthsRefusesWhatIsOverItsCapacity) {
   mha::DecodePlan plan = made(llama(4, 1000, "plan2x128"));
   alignas(16) static unsigned char workspace[16];
   const std::vector<int> five(5, 10), too_long = {10, 1001};
-  EXPECT_EQ(plan.set_lengths(five.data(), 5, workspace, nullptr).code, mha::DecodeStatusCode::kOverCapacity);
+  EXPECT_EQ(plan.set_lengths(five.data(), 5, workspace, nullptr).code,
+            mha::DecodeStatusCode::kOverCapacity);
   const mha::DecodeStatus s = plan.set_lengths(too_long.data(), 2, workspace, nullptr);
   EXPECT_EQ(s.code, mha::DecodeStatusCode::kOverCapacity);
   EXPECT_NE(s.message.find("sequence 1 has 1001 keys"), std::string::npos) << s.message;
-  EXPECT_EQ(plan.set_lengths(nullptr, 2, workspace, nullptr).code, mha::DecodeStatusCode::kInvalidArgument);
+  EXPECT_EQ(plan.set_lengths(nullptr, 2, workspace, nullptr).code,
+            mha::DecodeStatusCode::kInvalidArgument);
   EXPECT_EQ(plan.planned_batch(), 0);
 }
 
@@ -148,8 +152,8 @@ struct Views {
   }
 };
 
-void expect_run_refused(const mha::DecodePlan& plan, const mha::DecodeArgs& a, mha::DecodeStatusCode code,
-                        const std::string& says) {
+void expect_run_refused(const mha::DecodePlan& plan, const mha::DecodeArgs& a,
+                        mha::DecodeStatusCode code, const std::string& says) {
   const mha::DecodeStatus s = mha::run(plan, a, nullptr);
   EXPECT_EQ(s.code, code) << s.message;
   EXPECT_NE(s.message.find(says), std::string::npos) << s.message;
@@ -158,7 +162,8 @@ void expect_run_refused(const mha::DecodePlan& plan, const mha::DecodeArgs& a, m
 TEST(DecodePlan, RunRefusesViewsTheKernelsCannotRead) {
   const mha::DecodePlan plan = made(llama(4, 1000, "4"));
   Views v;
-  expect_run_refused(mha::DecodePlan(), v.args(1), mha::DecodeStatusCode::kInvalidArgument, "never made");
+  expect_run_refused(mha::DecodePlan(), v.args(1), mha::DecodeStatusCode::kInvalidArgument,
+                     "never made");
   expect_run_refused(plan, v.args(5), mha::DecodeStatusCode::kOverCapacity, "batch 5");
   mha::DecodeArgs a = v.args(2);
   a.q = nullptr;

@@ -192,11 +192,15 @@ int run_one_decode() {
   CONSUMER_CHECK(upload(&d_k, k.data(), k.size()));
   CONSUMER_CHECK(upload(&d_v, v.data(), v.size()));
   CONSUMER_CHECK(cudaMalloc(&d_out, out_bytes));
-  CONSUMER_CHECK(upload(reinterpret_cast<void**>(&d_seq_lens), seq_lens.data(), seq_lens.size() * 4));
-  CONSUMER_CHECK(upload(reinterpret_cast<void**>(&d_page_table), page_table.data(), page_table.size() * 4));
+  CONSUMER_CHECK(
+      upload(reinterpret_cast<void**>(&d_seq_lens), seq_lens.data(), seq_lens.size() * 4));
+  CONSUMER_CHECK(
+      upload(reinterpret_cast<void**>(&d_page_table), page_table.data(), page_table.size() * 4));
   CONSUMER_CHECK(upload(reinterpret_cast<void**>(&d_sinks), f.sinks.data(), f.sinks.size() * 4));
-  CONSUMER_CHECK(upload(reinterpret_cast<void**>(&d_k_scale), f.k_scale.data(), f.k_scale.size() * 4));
-  CONSUMER_CHECK(upload(reinterpret_cast<void**>(&d_v_scale), f.v_scale.data(), f.v_scale.size() * 4));
+  CONSUMER_CHECK(
+      upload(reinterpret_cast<void**>(&d_k_scale), f.k_scale.data(), f.k_scale.size() * 4));
+  CONSUMER_CHECK(
+      upload(reinterpret_cast<void**>(&d_v_scale), f.v_scale.data(), f.v_scale.size() * 4));
   if (plan.workspace_bytes() > 0) CONSUMER_CHECK(cudaMalloc(&d_workspace, plan.workspace_bytes()));
   // A split plan's work list depends on the step's lengths.
   status = plan.set_lengths(seq_lens.data(), batch, d_workspace, nullptr);
@@ -269,7 +273,8 @@ int run_one_decode() {
     }
   }
   std::printf("decode: %s batch=%d heads=%d kv_heads=%d keys=1000,777 split=%s (%s)\n",
-              kernel.name.c_str(), batch, heads, kv_heads, plan.split().c_str(), plan.reason().c_str());
+              kernel.name.c_str(), batch, heads, kv_heads, plan.split().c_str(),
+              plan.reason().c_str());
   std::printf("checksum: sum=%.6g abs_sum=%.6g\n", sum, abs_sum);
   // verify's bound for bf16 and fp16 inputs (src/verify/verification.cpp): P and the output round.
   const double rel_l2_error = std::sqrt(error_sq / ref_sq);

@@ -10,20 +10,26 @@ namespace mha_py {
 
 std::string dtype_name(c10::ScalarType type) {
   switch (type) {
-    case c10::ScalarType::BFloat16: return "bf16";
-    case c10::ScalarType::Half: return "fp16";
-    case c10::ScalarType::Float: return "fp32";
-    case c10::ScalarType::Float8_e4m3fn: return "e4m3";
-    case c10::ScalarType::Float8_e5m2: return "e5m2";
-    default: return "";
+    case c10::ScalarType::BFloat16:
+      return "bf16";
+    case c10::ScalarType::Half:
+      return "fp16";
+    case c10::ScalarType::Float:
+      return "fp32";
+    case c10::ScalarType::Float8_e4m3fn:
+      return "e4m3";
+    case c10::ScalarType::Float8_e5m2:
+      return "e5m2";
+    default:
+      return "";
   }
 }
 
 void throw_if_failed(const mha::DecodeStatus& status, const char* op) {
   using Code = mha::DecodeStatusCode;
   if (status.ok()) return;
-  TORCH_CHECK_VALUE(status.code != Code::kInvalidArgument && status.code != Code::kOverCapacity,
-                    op, ": ", status.message);
+  TORCH_CHECK_VALUE(status.code != Code::kInvalidArgument && status.code != Code::kOverCapacity, op,
+                    ": ", status.message);
   TORCH_CHECK_NOT_IMPLEMENTED(status.code != Code::kNotCompiled, op, ": ", status.message,
                               " (mha_tune.kernels() lists what this build compiled)");
   TORCH_CHECK(status.code != Code::kCudaError, op, ": ", status.message, " (CUDA error ",

@@ -50,8 +50,8 @@ std::string quoted(const std::string& s) {
 int64_t make_plan(const std::string& dtype, const std::string& out_dtype,
                   const std::string& kv_dtype, bool soft_cap, const std::string& kv,
                   const std::string& mask, bool has_sink, int64_t depth, int64_t heads,
-                  int64_t kv_heads, int64_t batch, int64_t max_keys, bool ragged,
-                  int64_t page_size, int64_t window, int64_t chunk, const std::string& kernel,
+                  int64_t kv_heads, int64_t batch, int64_t max_keys, bool ragged, int64_t page_size,
+                  int64_t window, int64_t chunk, const std::string& kernel,
                   const std::string& split, int64_t sm_count) {
   mha::DecodePlanOptions options;
   options.shape.dtype = dtype;
@@ -81,12 +81,9 @@ int64_t make_plan(const std::string& dtype, const std::string& out_dtype,
 std::tuple<std::string, std::string, std::string, int64_t, bool, int64_t, int64_t> plan_info(
     int64_t handle) {
   const auto plan = get_plan(handle, "plan_info");
-  return {plan->kernel().name,
-          plan->split(),
-          plan->reason(),
-          static_cast<int64_t>(plan->workspace_bytes()),
-          plan->needs_lengths(),
-          plan->planned_batch(),
+  return {plan->kernel().name,   plan->split(),
+          plan->reason(),        static_cast<int64_t>(plan->workspace_bytes()),
+          plan->needs_lengths(), plan->planned_batch(),
           plan->page_size()};
 }
 
@@ -138,8 +135,8 @@ std::string kernels_json() {
 
 void load_defaults(const std::string& path) {
   std::string error;
-  TORCH_CHECK_VALUE(mha::load_decode_defaults(path, &error), "load_defaults: ",
-                    error.empty() ? path : error);
+  TORCH_CHECK_VALUE(mha::load_decode_defaults(path, &error),
+                    "load_defaults: ", error.empty() ? path : error);
 }
 
 std::string defaults_origin() { return mha::decode_defaults_origin(); }

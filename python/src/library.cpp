@@ -22,8 +22,7 @@ TORCH_LIBRARY(mha_tune, m) {
       "bool needs_lengths, int planned_batch, int page_size)",
       &mha_py::plan_info);
   m.def("free_plan(int plan) -> ()", &mha_py::free_plan);
-  m.def("set_lengths(int plan, Tensor lengths, Tensor(a!) workspace) -> ()",
-        &mha_py::set_lengths);
+  m.def("set_lengths(int plan, Tensor lengths, Tensor(a!) workspace) -> ()", &mha_py::set_lengths);
   m.def("kernels() -> str", &mha_py::kernels_json);
   m.def("load_defaults(str path) -> ()", &mha_py::load_defaults);
   m.def("defaults_origin() -> str", &mha_py::defaults_origin);

@@ -16,8 +16,8 @@ namespace mha_py {
 int64_t make_plan(const std::string& dtype, const std::string& out_dtype,
                   const std::string& kv_dtype, bool soft_cap, const std::string& kv,
                   const std::string& mask, bool has_sink, int64_t depth, int64_t heads,
-                  int64_t kv_heads, int64_t batch, int64_t max_keys, bool ragged,
-                  int64_t page_size, int64_t window, int64_t chunk, const std::string& kernel,
+                  int64_t kv_heads, int64_t batch, int64_t max_keys, bool ragged, int64_t page_size,
+                  int64_t window, int64_t chunk, const std::string& kernel,
                   const std::string& split, int64_t sm_count);
 // (kernel name, split text, reason, workspace bytes, needs_lengths, planned batch, page size).
 std::tuple<std::string, std::string, std::string, int64_t, bool, int64_t, int64_t> plan_info(
@@ -46,7 +46,7 @@ void run_not_cuda(int64_t plan, const at::Tensor& q, const at::Tensor& k_cache,
                   const c10::optional<at::Tensor>& page_table,
                   const c10::optional<at::Tensor>& sinks, const c10::optional<at::Tensor>& k_scale,
                   const c10::optional<at::Tensor>& v_scale, double scale, double soft_cap,
-                  int64_t window, int64_t chunk, const at::Tensor& workspace,
-                  const at::Tensor& out, const c10::optional<at::Tensor>& lse);
+                  int64_t window, int64_t chunk, const at::Tensor& workspace, const at::Tensor& out,
+                  const c10::optional<at::Tensor>& lse);
 
 }  // namespace mha_py

@@ -149,7 +149,8 @@ void run(int64_t handle, const at::Tensor& q, const at::Tensor& k_cache, const a
                       batch);
     TORCH_CHECK_VALUE(t.stride(1) == 1 && (t.size(0) == 1 || t.stride(0) == t.size(1)), kOp,
                       ": page_table rows must be packed, [batch, max_pages_per_seq] row-major "
-                      "(strides ", t.strides(), ")");
+                      "(strides ",
+                      t.strides(), ")");
     args.page_table = t.data_ptr<int>();
     args.max_pages_per_seq = run_int(t.size(1), "page_table's pages per sequence");
   }

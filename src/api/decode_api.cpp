@@ -78,8 +78,8 @@ std::shared_ptr<const DefaultsTable> current_table() {
 
 // The table's answer as a choice of a compiled kernel that computes the shape: its own kernel, or
 // the instance of the same tile for the shape's out_dtype (the table keys families without it).
-bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_count,
-                       bool plans, DecodeChoice* c) {
+bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_count, bool plans,
+                       DecodeChoice* c) {
   if (table.sm_count != sm_count) return false;  // measured on another GPU model
   const int group = s.heads / s.kv_heads;
   DefaultsQuery q;
@@ -89,7 +89,8 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   q.keys = std::max(1, s.max_keys);
   q.ragged = s.ragged;
   const DefaultsEntry* e = lookup_defaults(table, q);
-  if (e == nullptr || (!plans && is_split_plan(e->partitions))) return false;  // decode() takes none
+  if (e == nullptr || (!plans && is_split_plan(e->partitions)))
+    return false;  // decode() takes none
   const std::string tile = tile_of_kernel_name(e->kernel);
   const KernelEntry* k = find_kernel(e->kernel);
   if (k == nullptr || !computes_shape(k->traits, s)) {
@@ -155,8 +156,9 @@ DecodeChoice choose(const DecodeShape& s, int sm_count, bool plans) {
       // (split_code.h); no fixed count balances lengths that differ.
       c.split = encode_split_plan(SplitPlanKnobs{});
       c.partitions = 0;
-      c.reason = "no tuned entry for this shape, GPU and build: first compiled kernel of the "
-                 "family, the default split plan";
+      c.reason =
+          "no tuned entry for this shape, GPU and build: first compiled kernel of the "
+          "family, the default split plan";
       return c;
     }
     c.partitions = auto_partitions(rule, sm_count, work_units * blocks, std::max(1, s.max_keys));
@@ -172,7 +174,9 @@ DecodeChoice choose(const DecodeShape& s, int sm_count, bool plans) {
 
 }  // namespace
 
-DecodeChoice choose_decode(const DecodeShape& s, int sm_count) { return choose(s, sm_count, false); }
+DecodeChoice choose_decode(const DecodeShape& s, int sm_count) {
+  return choose(s, sm_count, false);
+}
 
 DecodeChoice choose_decode_with_plans(const DecodeShape& s, int sm_count) {
   return choose(s, sm_count, true);

@@ -30,7 +30,8 @@ DecodeStatus invalid(std::string message) {
 }
 
 DecodeStatus cuda_failure(const char* what, cudaError_t err) {
-  return failure(DecodeStatusCode::kCudaError, std::string(what) + ": " + cudaGetErrorString(err), err);
+  return failure(DecodeStatusCode::kCudaError, std::string(what) + ": " + cudaGetErrorString(err),
+                 err);
 }
 
 bool is_fp8(const std::string& dtype) { return dtype == "e4m3" || dtype == "e5m2"; }
@@ -49,8 +50,8 @@ std::string check_shape(const DecodeShape& s) {
 }
 
 // The split of the plan: the caller's, else the defaults' (choose_decode_with_plans).
-DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry** kernel, int* split,
-                    std::string* reason) {
+DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry** kernel,
+                    int* split, std::string* reason) {
   const DecodeChoice choice = choose_decode_with_plans(o.shape, sm_count);
   *kernel = choice.kernel;
   *split = choice.split;
@@ -58,9 +59,11 @@ DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry*
   if (!o.kernel.empty()) {
     *kernel = find_kernel(o.kernel);
     if (*kernel == nullptr)
-      return failure(DecodeStatusCode::kNotCompiled, "kernel '" + o.kernel + "' is not compiled into this build");
+      return failure(DecodeStatusCode::kNotCompiled,
+                     "kernel '" + o.kernel + "' is not compiled into this build");
     if (!kernel_computes(**kernel, o.shape))
-      return invalid("kernel '" + o.kernel + "' does not compute this shape (dtype, depth, group, cache, mask, sink)");
+      return invalid("kernel '" + o.kernel +
+                     "' does not compute this shape (dtype, depth, group, cache, mask, sink)");
     *reason = "kernel given by the caller";
   }
   if (*kernel == nullptr) return failure(DecodeStatusCode::kNotCompiled, choice.reason);
@@ -114,13 +117,16 @@ DecodeStatus DecodePlan::make(const DecodePlanOptions& o, DecodePlan* plan) {
   if (const std::string why = check_shape(o.shape); !why.empty()) return invalid(why);
   const bool paged = o.shape.kv != "contig";
   if (paged && o.page_size < 1) return invalid("page_size must be positive for a paged cache");
-  if (o.shape.mask == "window" && o.window < 1) return invalid("window: a window mask needs a positive window");
-  if (o.shape.mask == "chunked" && o.chunk < 1) return invalid("chunk: a chunked mask needs a positive chunk");
+  if (o.shape.mask == "window" && o.window < 1)
+    return invalid("window: a window mask needs a positive window");
+  if (o.shape.mask == "chunked" && o.chunk < 1)
+    return invalid("chunk: a chunked mask needs a positive chunk");
   int sm_count = o.sm_count;
   if (sm_count <= 0) {
     int device = 0;
     cudaError_t err = cudaGetDevice(&device);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
+    if (err == cudaSuccess)
+      err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess) return cuda_failure("reading the device's SM count", err);
   }
   DecodePlan p;
@@ -160,30 +166,35 @@ DecodeStatus DecodePlan::make(const DecodePlanOptions& o, DecodePlan* plan) {
   return {};
 }
 
-DecodeStatus DecodePlan::set_lengths(const int* lengths, int batch, void* workspace, cudaStream_t stream) {
+DecodeStatus DecodePlan::set_lengths(const int* lengths, int batch, void* workspace,
+                                     cudaStream_t stream) {
   if (!needs_lengths()) return {};  // fixed splits read the device lengths
-  if (lengths == nullptr || workspace == nullptr) return invalid("set_lengths: null lengths or workspace");
+  if (lengths == nullptr || workspace == nullptr)
+    return invalid("set_lengths: null lengths or workspace");
   if (!aligned(workspace)) return invalid("workspace: not 16-byte aligned");
   if (batch < 1 || batch > shape_.batch)
     return failure(DecodeStatusCode::kOverCapacity, "set_lengths: batch " + std::to_string(batch) +
-                                                        " is outside the plan's 1.." + std::to_string(shape_.batch));
+                                                        " is outside the plan's 1.." +
+                                                        std::to_string(shape_.batch));
   for (int b = 0; b < batch; ++b) {
     if (lengths[b] < 0 || lengths[b] > shape_.max_keys)
-      return failure(DecodeStatusCode::kOverCapacity,
-                     "set_lengths: sequence " + std::to_string(b) + " has " + std::to_string(lengths[b]) +
-                         " keys, outside the plan's 0.." + std::to_string(shape_.max_keys));
+      return failure(DecodeStatusCode::kOverCapacity, "set_lengths: sequence " + std::to_string(b) +
+                                                          " has " + std::to_string(lengths[b]) +
+                                                          " keys, outside the plan's 0.." +
+                                                          std::to_string(shape_.max_keys));
   }
-  const SplitPlan built = build_split_plan(visible_ranges(lengths, batch, shape_.mask, window_, chunk_),
-                                           plan_target_, plan_knobs_);
+  const SplitPlan built = build_split_plan(
+      visible_ranges(lengths, batch, shape_.mask, window_, chunk_), plan_target_, plan_knobs_);
   const int items = static_cast<int>(built.work.size());
   if (items > plan_capacity_)
-    return failure(DecodeStatusCode::kOverCapacity, "set_lengths: the split plan has " + std::to_string(items) +
-                                                        " work items, over its capacity " +
-                                                        std::to_string(plan_capacity_));
+    return failure(DecodeStatusCode::kOverCapacity,
+                   "set_lengths: the split plan has " + std::to_string(items) +
+                       " work items, over its capacity " + std::to_string(plan_capacity_));
   // Pageable sources: each copy is staged before it returns, so `built` may go out of scope.
   auto* bytes = static_cast<unsigned char*>(workspace);
-  cudaError_t err = cudaMemcpyAsync(bytes + work_at_, built.work.data(), sizeof(WorkItem) * size_t(items),
-                                    cudaMemcpyHostToDevice, stream);
+  cudaError_t err =
+      cudaMemcpyAsync(bytes + work_at_, built.work.data(), sizeof(WorkItem) * size_t(items),
+                      cudaMemcpyHostToDevice, stream);
   if (err == cudaSuccess)
     err = cudaMemcpyAsync(bytes + count_at_, &items, sizeof(int), cudaMemcpyHostToDevice, stream);
   if (err == cudaSuccess)
@@ -206,7 +217,8 @@ std::string check_pointers(const DecodePlan& plan, const DecodeArgs& a) {
   if (s.has_sink && a.sink_logits == nullptr) return "sink_logits: null for a shape with a sink";
   if (is_fp8(s.kv_dtype) && (a.k_scale == nullptr || a.v_scale == nullptr))
     return "k_scale, v_scale: null for an fp8 cache";
-  if (plan.workspace_bytes() > 0 && a.workspace == nullptr) return "workspace: null, the plan needs one";
+  if (plan.workspace_bytes() > 0 && a.workspace == nullptr)
+    return "workspace: null, the plan needs one";
   if (a.workspace != nullptr && !aligned(a.workspace)) return "workspace: not 16-byte aligned";
   return "";
 }
@@ -215,20 +227,25 @@ std::string check_views(const DecodePlan& plan, const DecodeArgs& a) {
   const DecodeShape& s = plan.shape();
   const int q_bytes = element_bytes(s.dtype), out_bytes = element_bytes(s.out_dtype);
   const int kv_bytes = cache_element_bytes(s);
-  if (std::string why = check_view("q", a.q, a.q_seq_stride, a.q_head_stride, 0, q_bytes); !why.empty()) return why;
-  if (std::string why = check_view("out", a.out, a.out_seq_stride, a.out_head_stride, 0, out_bytes); !why.empty())
+  if (std::string why = check_view("q", a.q, a.q_seq_stride, a.q_head_stride, 0, q_bytes);
+      !why.empty())
+    return why;
+  if (std::string why = check_view("out", a.out, a.out_seq_stride, a.out_head_stride, 0, out_bytes);
+      !why.empty())
     return why;
   for (const void* cache : {a.k_cache, a.v_cache}) {
-    if (std::string why = check_view(cache == a.k_cache ? "k_cache" : "v_cache", cache, a.kv_seq_stride,
-                                     a.kv_head_stride, a.kv_key_stride, kv_bytes);
+    if (std::string why = check_view(cache == a.k_cache ? "k_cache" : "v_cache", cache,
+                                     a.kv_seq_stride, a.kv_head_stride, a.kv_key_stride, kv_bytes);
         !why.empty())
       return why;
   }
   if (s.kv != "contig") {
     // The kernels hold a page's byte stride in an int (kv_operand.cuh).
-    const long long page_elems = a.kv_seq_stride != 0 ? a.kv_seq_stride
-                                                      : static_cast<long long>(plan.page_size()) * s.kv_heads * s.depth;
-    if (page_elems * kv_bytes >= (1LL << 31)) return "kv_seq_stride: a page must span less than 2 GiB";
+    const long long page_elems =
+        a.kv_seq_stride != 0 ? a.kv_seq_stride
+                             : static_cast<long long>(plan.page_size()) * s.kv_heads * s.depth;
+    if (page_elems * kv_bytes >= (1LL << 31))
+      return "kv_seq_stride: a page must span less than 2 GiB";
   } else if (a.kv_max_keys != 0 && a.kv_max_keys < 1) {
     return "kv_max_keys must be positive";
   }
@@ -241,14 +258,17 @@ DecodeStatus run(const DecodePlan& plan, const DecodeArgs& a, cudaStream_t strea
   if (plan.kernel_ == nullptr) return invalid("run: the plan was never made (DecodePlan::make)");
   const DecodeShape& s = plan.shape();
   if (a.batch < 1 || a.batch > s.batch)
-    return failure(DecodeStatusCode::kOverCapacity,
-                   "run: batch " + std::to_string(a.batch) + " is outside the plan's 1.." + std::to_string(s.batch));
+    return failure(DecodeStatusCode::kOverCapacity, "run: batch " + std::to_string(a.batch) +
+                                                        " is outside the plan's 1.." +
+                                                        std::to_string(s.batch));
   if (plan.needs_lengths() && a.batch != plan.planned_batch_)
     return invalid("run: batch " + std::to_string(a.batch) + " but set_lengths planned " +
-                   std::to_string(plan.planned_batch_) + " sequences (call set_lengths for this step)");
+                   std::to_string(plan.planned_batch_) +
+                   " sequences (call set_lengths for this step)");
   if (std::string why = check_pointers(plan, a); !why.empty()) return invalid("run: " + why);
   if (std::string why = check_views(plan, a); !why.empty()) return invalid("run: " + why);
-  if (plan.needs_lengths() && ((a.window != 0 && a.window != plan.window_) || (a.chunk != 0 && a.chunk != plan.chunk_)))
+  if (plan.needs_lengths() &&
+      ((a.window != 0 && a.window != plan.window_) || (a.chunk != 0 && a.chunk != plan.chunk_)))
     return invalid("run: window and chunk of a split plan are the plan's (DecodePlanOptions)");
 
   DecodeParams p;
@@ -268,8 +288,9 @@ DecodeStatus run(const DecodePlan& plan, const DecodeArgs& a, cudaStream_t strea
   p.max_keys = a.kv_max_keys != 0 ? a.kv_max_keys : s.max_keys;
   if (s.kv != "contig") {
     set_page_size(p, plan.page_size());
-    p.max_pages_per_seq = a.max_pages_per_seq != 0 ? a.max_pages_per_seq
-                                                   : (s.max_keys + plan.page_size() - 1) / plan.page_size();
+    p.max_pages_per_seq = a.max_pages_per_seq != 0
+                              ? a.max_pages_per_seq
+                              : (s.max_keys + plan.page_size() - 1) / plan.page_size();
   }
   p.window = a.window != 0 ? a.window : plan.window_;
   p.chunk = a.chunk != 0 ? a.chunk : plan.chunk_;
@@ -302,7 +323,8 @@ DecodeStatus run(const DecodePlan& plan, const DecodeArgs& a, cudaStream_t strea
     p.cluster_combine = is_cluster_split(plan.split_);
   }
   const cudaError_t err = plan.kernel_->launch(p, stream);
-  if (err != cudaSuccess) return cuda_failure(("run: launching " + plan.kernel_->name).c_str(), err);
+  if (err != cudaSuccess)
+    return cuda_failure(("run: launching " + plan.kernel_->name).c_str(), err);
   return {};
 }
 

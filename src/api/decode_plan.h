@@ -18,10 +18,11 @@ namespace mha {
 
 enum class DecodeStatusCode : int {
   kOk = 0,
-  kInvalidArgument = 1,  // a shape, view or pointer the kernels cannot take (the message says which)
-  kNotCompiled = 2,      // no kernel of this build computes the shape, or the named one is absent
-  kOverCapacity = 3,     // more sequences, keys or work items than the plan was made for
-  kCudaError = 4,        // a CUDA call failed (cuda_error holds it)
+  kInvalidArgument =
+      1,              // a shape, view or pointer the kernels cannot take (the message says which)
+  kNotCompiled = 2,   // no kernel of this build computes the shape, or the named one is absent
+  kOverCapacity = 3,  // more sequences, keys or work items than the plan was made for
+  kCudaError = 4,     // a CUDA call failed (cuda_error holds it)
 };
 
 struct DecodeArgs;
@@ -37,7 +38,7 @@ struct DecodeStatus {
 // per sequence; shape.ragged says the lengths differ (the defaults then prefer a split plan).
 struct DecodePlanOptions {
   DecodeShape shape;
-  int page_size = 0;  // paged caches: keys per page
+  int page_size = 0;          // paged caches: keys per page
   int window = 0, chunk = 0;  // window and chunked masks (a split plan's work list depends on them)
   // Overrides of the defaults' choice: a procedural kernel name, a split in its text form
   // ("16" partitions, "plan2x128" a balanced split plan with its knobs, "cluster4").
@@ -53,7 +54,7 @@ class DecodePlan {
   static DecodeStatus make(const DecodePlanOptions& options, DecodePlan* plan);
 
   const KernelEntry& kernel() const { return *kernel_; }
-  int split_code() const { return split_; }           // split_code.h's encoding
+  int split_code() const { return split_; }  // split_code.h's encoding
   std::string split() const { return split_label(split_); }
   const std::string& reason() const { return reason_; }  // how the kernel and split were chosen
   const DecodeShape& shape() const { return shape_; }
@@ -91,7 +92,8 @@ class DecodePlan {
 // Strides are in elements; 0 keeps the packed layout (decode_params.cuh). A head's depth elements
 // are contiguous and 16-byte aligned.
 struct DecodeArgs {
-  int batch = 0;  // this step's sequences, at most the plan's capacity (a split plan: set_lengths's)
+  int batch =
+      0;  // this step's sequences, at most the plan's capacity (a split plan: set_lengths's)
   const void* q = nullptr;  // [batch][heads][depth] of the shape's dtype
   long long q_seq_stride = 0;
   int q_head_stride = 0;
@@ -99,7 +101,7 @@ struct DecodeArgs {
   const void* v_cache = nullptr;  // [pages][page_size][kv_heads][depth] (paged_hnd: heads first)
   long long kv_seq_stride = 0;    // contiguous: between sequences; paged: between pages
   int kv_key_stride = 0, kv_head_stride = 0;
-  int kv_max_keys = 0;            // contiguous: key slots per sequence (0: the plan's max_keys)
+  int kv_max_keys = 0;              // contiguous: key slots per sequence (0: the plan's max_keys)
   const int* page_table = nullptr;  // paged: [batch][max_pages_per_seq] on the device
   int max_pages_per_seq = 0;        // 0: enough for the plan's max_keys
   const int* seq_lens = nullptr;    // [batch] on the device
@@ -112,7 +114,7 @@ struct DecodeArgs {
   void* out = nullptr;        // [batch][heads][depth] of the shape's out_dtype
   long long out_seq_stride = 0;
   int out_head_stride = 0;
-  float* lse = nullptr;  // optional [batch][heads]: ln sum exp(score) of each row
+  float* lse = nullptr;       // optional [batch][heads]: ln sum exp(score) of each row
   void* workspace = nullptr;  // plan.workspace_bytes(), 16-byte aligned
 };
 

@@ -20,19 +20,22 @@ int visible_tiles(const VisibleRange& r, int tile_keys) {
 // Block slots the plan assumes run at once, and the fixed cost of one block (pipeline fill,
 // epilogue, partial write) in keys' worth of streaming: an estimate of about 2 µs, the time one
 // SM's share of the H200's ~4.5 TB/s (34 GB/s) takes for 128 keys of one d128 KV head (64 KB).
-int slots(const SplitPlanTarget& t, const SplitPlanKnobs& k) { return std::max(1, k.blocks_per_sm * t.sm_count); }
+int slots(const SplitPlanTarget& t, const SplitPlanKnobs& k) {
+  return std::max(1, k.blocks_per_sm * t.sm_count);
+}
 constexpr int kItemOverheadKeys = 128;
 
 // The makespan of the step in tiles if the blocks run in the launch order (longest items first,
 // every KV head of an item together) on `slots` slots, each going to the slot that frees first:
 // the block scheduler's list scheduling.
-double simulated_makespan(const std::vector<int>& tiles, int chunk, int blocks_per_item, int slot_count,
-                          double overhead_tiles) {
+double simulated_makespan(const std::vector<int>& tiles, int chunk, int blocks_per_item,
+                          int slot_count, double overhead_tiles) {
   std::vector<double> items;
   for (int t : tiles) {
     const int chunks = std::max(1, ceil_div(t, chunk));
     for (int c = 0; c < chunks; ++c)
-      items.push_back(double((c + 1) * static_cast<long long>(t) / chunks - c * static_cast<long long>(t) / chunks) +
+      items.push_back(double((c + 1) * static_cast<long long>(t) / chunks -
+                             c * static_cast<long long>(t) / chunks) +
                       overhead_tiles);
   }
   std::sort(items.begin(), items.end(), std::greater<double>());

@@ -35,9 +35,9 @@ struct VisibleRange {
 };
 
 struct SplitPlan {
-  std::vector<WorkItem> work;  // longest first; every sequence has at least one item
-  std::vector<SeqSplit> seqs;  // one per sequence
-  int chunk_tiles = 0;         // the planned chunk size
+  std::vector<WorkItem> work;     // longest first; every sequence has at least one item
+  std::vector<SeqSplit> seqs;     // one per sequence
+  int chunk_tiles = 0;            // the planned chunk size
   int partial_rows_per_head = 0;  // chunks of the sequences with more than one
   int max_chunks = 1;
 };

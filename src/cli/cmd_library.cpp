@@ -1,15 +1,15 @@
 // `mha-tune library`: what an engine calling the library gets. For each problem, DecodePlan
-// chooses the kernel and split from the run-time defaults (or takes --kernel-of/--split); the
+// chooses the kernel and split from the run-time defaults (or takes --split); the
 // step runs through mha::run, is checked against the reference, then timed beside the same point
 // launched as the sweep launches it (StepBuffers), in the same process, over the same rotated
 // inputs, rounds interleaved. Prints library / sweep per problem, their geomean and worst.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "decode_plan.h"
@@ -89,7 +89,8 @@ double median(std::vector<double> v) {
 }
 
 // One problem: plan, verify through run, then time both paths in alternating rounds.
-LibraryRow measure(const Problem& problem, const LibraryOptions& o, const DeviceProps& props, cudaStream_t stream) {
+LibraryRow measure(const Problem& problem, const LibraryOptions& o, const DeviceProps& props,
+                   cudaStream_t stream) {
   LibraryRow row;
   row.problem = problem.shape.name;
   DecodePlanOptions po;
@@ -108,32 +109,36 @@ LibraryRow measure(const Problem& problem, const LibraryOptions& o, const Device
   row.split = plan.split();
   row.reason = plan.reason();
   const int copies = rotation_copies(copy_bytes(problem), props.l2_bytes);
-  if (auto short_of = memory_shortfall(problem, problem_device_bytes(problem, copies, false), free_device_bytes(),
-                                       o.device)) {
+  if (auto short_of = memory_shortfall(problem, problem_device_bytes(problem, copies, false),
+                                       free_device_bytes(), o.device)) {
     row.status = "not_supported";
     row.reason = *short_of;
     return row;
   }
   ProblemData data(problem, copies);
   DeviceBuffer workspace(std::max<size_t>(16, plan.workspace_bytes()));
-  if (DecodeStatus s = plan.set_lengths(problem.lengths.data(), problem.shape.batch, workspace.get(), stream);
+  if (DecodeStatus s =
+          plan.set_lengths(problem.lengths.data(), problem.shape.batch, workspace.get(), stream);
       !s.ok())
     throw CudaError("library: set_lengths: " + s.message, s.cuda_error);
   StepBuffers buffers(problem, plan.kernel().traits, plan.split_code(), ReduceMode::kProgrammatic);
   // The library writes the sweep's output buffer: the reference check reads it back from there.
   std::vector<StepLaunch> library_steps;
   for (int i = 0; i < steps_per_graph(copies); ++i) {
-    const DecodeArgs a = args_of(data.params(i % copies, 1), problem, buffers.out.get(), workspace.get());
+    const DecodeArgs a =
+        args_of(data.params(i % copies, 1), problem, buffers.out.get(), workspace.get());
     library_steps.push_back([&plan, a](cudaStream_t s) {
       const DecodeStatus st = run(plan, a, s);
-      return st.ok() ? cudaSuccess : (st.cuda_error != cudaSuccess ? st.cuda_error : cudaErrorInvalidValue);
+      return st.ok() ? cudaSuccess
+                     : (st.cuda_error != cudaSuccess ? st.cuda_error : cudaErrorInvalidValue);
     });
   }
   buffers.poison_all(stream);
   MHA_CUDA_CHECK(library_steps.front()(stream));
   MHA_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const ErrorReport e = compare_outputs(buffers.download_output(problem.shape.out_dtype), reference_output(problem, data),
-                                        tolerance_for(problem.shape.dtype, problem.shape.out_dtype));
+  const ErrorReport e = compare_outputs(
+      buffers.download_output(problem.shape.out_dtype), reference_output(problem, data),
+      tolerance_for(problem.shape.dtype, problem.shape.out_dtype));
   if (!e.passed) {
     row.status = "failed";
     row.reason = e.reason;
@@ -141,8 +146,11 @@ LibraryRow measure(const Problem& problem, const LibraryOptions& o, const Device
   }
   std::vector<double> library_us, sweep_us;
   for (int r = 0; r < o.rounds; ++r) {
-    library_us.push_back(time_launches(library_steps, TimingOptions{}, stream, row.kernel).median_us);
-    sweep_us.push_back(time_step(plan.kernel(), data, plan.split_code(), buffers, TimingOptions{}, stream).median_us);
+    library_us.push_back(
+        time_launches(library_steps, TimingOptions{}, stream, row.kernel).median_us);
+    sweep_us.push_back(
+        time_step(plan.kernel(), data, plan.split_code(), buffers, TimingOptions{}, stream)
+            .median_us);
   }
   row.library_us = median(library_us);
   row.sweep_us = median(sweep_us);
@@ -152,7 +160,8 @@ LibraryRow measure(const Problem& problem, const LibraryOptions& o, const Device
 int run_library(const LibraryOptions& o) {
   const auto kernels = select_kernels(o.filters);
   const std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
-  if (specs.empty()) throw UsageError("library: give the problems to run (--problem or --problems)");
+  if (specs.empty())
+    throw UsageError("library: give the problems to run (--problem or --problems)");
   size_t planned = 0;
   const auto problems_of = problems_by_kernel(kernels, specs, "", &planned);
   // Each problem once (the plan chooses its kernel), in the order of the specs' kernels.
@@ -167,15 +176,18 @@ int run_library(const LibraryOptions& o) {
         problems.push_back(p);
       }
   }
-  if (problems.empty()) throw UsageError("library: no compiled kernel computes any problem given; nothing to run");
+  if (problems.empty())
+    throw UsageError("library: no compiled kernel computes any problem given; nothing to run");
   require_device(o.device);
   const DeviceProps props = device_props(o.device);
   cudaStream_t stream = nullptr;
   MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  fmt::print("Library (DecodePlan + run) beside the sweep's launch of the same point on {}: median µs of "
-             "{} interleaved rounds, each a graph-replay median over rotated inputs.\n\n"
-             "| problem | kernel | split | sweep µs | library µs | library / sweep |\n|---|---|---|---:|---:|---:|\n",
-             props.name, o.rounds);
+  fmt::print(
+      "Library (DecodePlan + run) beside the sweep's launch of the same point on {}: median µs of "
+      "{} interleaved rounds, each a graph-replay median over rotated inputs.\n\n"
+      "| problem | kernel | split | sweep µs | library µs | library / sweep "
+      "|\n|---|---|---|---:|---:|---:|\n",
+      props.name, o.rounds);
   std::vector<LibraryRow> rows;
   double log_sum = 0, worst = 0;
   int timed = 0, failed = 0;
@@ -187,23 +199,31 @@ int run_library(const LibraryOptions& o) {
       log_sum += std::log(ratio);
       worst = std::max(worst, ratio);
       ++timed;
-      fmt::print("| {} | {} | {} | {:.2f} | {:.2f} | {:.3f} |\n", row.problem, row.kernel, row.split, row.sweep_us,
-                 row.library_us, ratio);
+      fmt::print("| {} | {} | {} | {:.2f} | {:.2f} | {:.3f} |\n", row.problem, row.kernel,
+                 row.split, row.sweep_us, row.library_us, ratio);
     } else {
       failed += row.status == "failed";
-      fmt::print("| {} | {} | {} | - | - | {}: {} |\n", row.problem, row.kernel, row.split, row.status, row.reason);
+      fmt::print("| {} | {} | {} | - | - | {}: {} |\n", row.problem, row.kernel, row.split,
+                 row.status, row.reason);
     }
     rows.push_back(std::move(row));
   }
   cudaStreamDestroy(stream);
   const double geomean = timed > 0 ? std::exp(log_sum / timed) : 0;
-  fmt::print("\n{} problem(s) timed, {} failed verification; library / sweep geomean {:.3f}, worst {:.3f}\n", timed,
-             failed, geomean, worst);
+  fmt::print(
+      "\n{} problem(s) timed, {} failed verification; library / sweep geomean {:.3f}, worst "
+      "{:.3f}\n",
+      timed, failed, geomean, worst);
   if (!o.json_path.empty()) {
-    nlohmann::json j = {{"gpu_name", props.name}, {"rounds", o.rounds}, {"geomean", geomean}, {"worst", worst}};
+    nlohmann::json j = {
+        {"gpu_name", props.name}, {"rounds", o.rounds}, {"geomean", geomean}, {"worst", worst}};
     for (const LibraryRow& r : rows)
-      j["problems"].push_back({{"problem", r.problem}, {"kernel", r.kernel}, {"split", r.split},
-                               {"reason", r.reason}, {"status", r.status}, {"library_us", r.library_us},
+      j["problems"].push_back({{"problem", r.problem},
+                               {"kernel", r.kernel},
+                               {"split", r.split},
+                               {"reason", r.reason},
+                               {"status", r.status},
+                               {"library_us", r.library_us},
                                {"sweep_us", r.sweep_us}});
     write_text_file_atomic(o.json_path, j.dump(2) + "\n");
   }
@@ -218,10 +238,14 @@ int run_library(const LibraryOptions& o) {
 
 void add_library_command(CLI::App& app) {
   auto o = std::make_shared<LibraryOptions>();
-  auto* cmd = app.add_subcommand("library", "Each problem through the library's plan and run, beside the sweep's launch");
-  add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file, "batch=8,kv_heads=8,keys=8192");
-  cmd->add_option("--split", o->split, "The split for every plan (16, plan2x128, cluster4); default: the defaults'");
-  cmd->add_option("--rounds", o->rounds, "Interleaved timing rounds per path")->check(CLI::Range(1, 100));
+  auto* cmd = app.add_subcommand(
+      "library", "Each problem through the library's plan and run, beside the sweep's launch");
+  add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file,
+                        "batch=8,kv_heads=8,keys=8192");
+  cmd->add_option("--split", o->split,
+                  "The split for every plan (16, plan2x128, cluster4); default: the defaults'");
+  cmd->add_option("--rounds", o->rounds, "Interleaved timing rounds per path")
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--json", o->json_path, "Write the table as JSON");
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(CLI::NonNegativeNumber);

@@ -45,7 +45,8 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
   MHA_CUDA_CHECK(cudaMemcpy(host.data(), out.get(), out_elems * sizeof(float), cudaMemcpyDeviceToHost));
   if (lse != nullptr) {
     std::vector<float> host_lse(rows);
-    MHA_CUDA_CHECK(cudaMemcpy(host_lse.data(), p.lse, rows * sizeof(float), cudaMemcpyDeviceToHost));
+    MHA_CUDA_CHECK(
+        cudaMemcpy(host_lse.data(), p.lse, rows * sizeof(float), cudaMemcpyDeviceToHost));
     lse->assign(host_lse.begin(), host_lse.end());
   }
   return std::vector<double>(host.begin(), host.end());
