@@ -64,7 +64,7 @@ DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry*
     if (!kernel_computes(**kernel, o.shape))
       return invalid("kernel '" + o.kernel +
                      "' does not compute this shape (dtype, depth, group, cache, mask, sink)");
-    *reason = "kernel given by the caller";
+    *reason = "kernel given by the caller; split of the defaults' choice: " + choice.reason;
   }
   if (*kernel == nullptr) return failure(DecodeStatusCode::kNotCompiled, choice.reason);
   if (!o.split.empty()) {
@@ -73,7 +73,8 @@ DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry*
     } catch (const std::invalid_argument& e) {
       return invalid(std::string("split: ") + e.what());
     }
-    *reason += o.kernel.empty() ? "; split given by the caller" : ", split given by the caller";
+    *reason = o.kernel.empty() ? choice.reason + "; split given by the caller"
+                               : "kernel and split given by the caller";
   }
   return {};
 }
