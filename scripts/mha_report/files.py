@@ -21,8 +21,8 @@ class ReportError(Exception):
 
 
 def read_json(path, what):
-    """The parsed JSON of `path`, gzipped when it ends in .gz (results/history keeps the large
-    reports so); `what` names the input in the error ("the sweep report")."""
+    """The parsed JSON of `path`, gzipped when it ends in .gz (large reports travel so);
+    `what` names the input in the error ("the sweep report")."""
     try:
         with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             return json.load(f)
