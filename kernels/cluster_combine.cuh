@@ -63,7 +63,8 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
   const int rank = static_cast<int>(cluster.block_rank());
   for (int i = rank * T::kThreads + tid; i < rows * kDepth; i += parts * T::kThreads) {
     const int row = i / kDepth, col = i % kDepth;
-    float part_max[kMaxClusterPartitions], part_sum[kMaxClusterPartitions], part_out[kMaxClusterPartitions];
+    float part_max[kMaxClusterPartitions], part_sum[kMaxClusterPartitions],
+        part_out[kMaxClusterPartitions];
 #pragma unroll
     for (int q = 0; q < kMaxClusterPartitions; ++q) {
       if (q >= parts) break;
@@ -90,7 +91,8 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
                                                              : rescale(part_max[q], m_total);
       denom += part_sum[q] * wt;
       numer += part_out[q] * wt;
-      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) denom += sink_weight(sink, m_total);
+      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink)
+        denom += sink_weight(sink, m_total);
     }
     static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =
         ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);

@@ -46,8 +46,8 @@ struct KvCopyShape {
   // slice of a tile lies in one page (slices start at multiples of 16), so a thread can look up
   // one page a slice, for its first row there, and step its other rows of the slice from it.
   static constexpr int kSliceRows = 16;
-  static constexpr bool kSliceable = T::KvOperand::kHasLookup && kCopyRows % kSliceRows == 0 &&
-                                     kSliceRows % kRowsPerLoad == 0;
+  static constexpr bool kSliceable =
+      T::KvOperand::kHasLookup && kCopyRows % kSliceRows == 0 && kSliceRows % kRowsPerLoad == 0;
 };
 
 // One decode block. kSlicedPages: a paged cache whose pages are a multiple of 16 rows, looked up
@@ -109,7 +109,9 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   const KvElem* k_base = static_cast<const KvElem*>(p.k_cache);
   const KvElem* v_base = static_cast<const KvElem*>(p.v_cache);
   auto k_stage = [&](int s) { return smem + Layout::kPipeline + s * T::kStageBytes; };
-  auto v_stage = [&](int s) { return smem + Layout::kPipeline + s * T::kStageBytes + T::kKvTileBytes; };
+  auto v_stage = [&](int s) {
+    return smem + Layout::kPipeline + s * T::kStageBytes + T::kKvTileBytes;
+  };
   // Where chunk c of row r lands in a stage: swizzled for ldmatrix; fp8 tiles read only by
   // convert_tile in plain row order.
   auto stage_offset = [](int r, int c) {
@@ -130,8 +132,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   if constexpr (Kv::kHasLookup) {
     page_bytes = ptx::opaque(Kv::page_stride(p, T::kDepth) * T::kKvElemBytes);
     page_row_bytes = ptx::opaque(Kv::row_stride(p, T::kDepth) * T::kKvElemBytes);
-    page_thread_bytes =
-        ptx::opaque((Kv::head_offset(p, kv_head, T::kDepth) + copy_tid % kCpr * kChunkElems) * T::kKvElemBytes);
+    page_thread_bytes = ptx::opaque(
+        (Kv::head_offset(p, kv_head, T::kDepth) + copy_tid % kCpr * kChunkElems) * T::kKvElemBytes);
   }
   // Sliced pages (KvCopyShape): warp split-K tiles (16-row pipelines) read one table entry a tile
   // instead of one a row: the per-row look-ups were a third of a paged tile's instructions (ncu,
@@ -141,7 +143,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   constexpr int kSliceRows = Copy::kSliceRows;
   constexpr bool kSliceable = Copy::kSliceable;
   constexpr int kSlices = kSliceable ? kCopyRows / kSliceRows : 1;
-  constexpr int kRowsPerSlice = kSliceable ? kSliceRows / kRowsPerLoad : 1;  // a thread's, in one slice
+  constexpr int kRowsPerSlice =
+      kSliceable ? kSliceRows / kRowsPerLoad : 1;  // a thread's, in one slice
   constexpr bool sliced = kSlicedPages;
   int slice_step_bytes = 0;  // from a thread's row in a slice to its next
   if constexpr (kSliceable) slice_step_bytes = ptx::opaque(kRowsPerLoad * page_row_bytes);
@@ -228,8 +231,9 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   if constexpr (!Kv::kHasLookup) {
     load_stride = ptx::opaque(kRowsPerLoad * Kv::key_stride(p, T::kDepth));
     tile_stride = ptx::opaque(kBN * Kv::key_stride(p, T::kDepth));
-    thread_row0 = ptx::opaque(Kv::row_offset(p, w.b, copy_row0 + copy_tid / kCpr, kv_head, T::kDepth) +
-                              copy_tid % kCpr * kChunkElems);
+    thread_row0 =
+        ptx::opaque(Kv::row_offset(p, w.b, copy_row0 + copy_tid / kCpr, kv_head, T::kDepth) +
+                    copy_tid % kCpr * kChunkElems);
   }
   auto point_sources_at = [&](int tile) {
     if constexpr (!Kv::kHasLookup) {
@@ -250,8 +254,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   if constexpr (kFp8CopyStepsRows) {
     const int r0 = copy_row0 + copy_tid / kCpr, c0 = copy_tid % kCpr;
     fp8_copy_offset[0] = __shfl_sync(0xffffffffu, fp8_swizzled_bytes<kCpr>(r0, c0), lane);
-    fp8_copy_offset[1] =
-        __shfl_sync(0xffffffffu, fp8_swizzled_bytes<kCpr>(r0 + kRowsPerLoad, c0) - kFp8RowStepBytes, lane);
+    fp8_copy_offset[1] = __shfl_sync(
+        0xffffffffu, fp8_swizzled_bytes<kCpr>(r0 + kRowsPerLoad, c0) - kFp8RowStepBytes, lane);
   }
   auto fp8_stage_offset = [&](int j, int r, int c) {
     if constexpr (kFp8CopyStepsRows)
@@ -294,9 +298,11 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     } else if constexpr (sliced) {
 #pragma unroll
       for (int g = 0; g < kSlices; ++g) {
-        const long long slice_off = ptx::mul_wide(next_pages[g], page_bytes) + next_in_page_bytes[g];
+        const long long slice_off =
+            ptx::mul_wide(next_pages[g], page_bytes) + next_in_page_bytes[g];
 #pragma unroll
-        for (int jj = 0; jj < kRowsPerSlice; ++jj) copy_row(g * kRowsPerSlice + jj, slice_off + jj * slice_step_bytes);
+        for (int jj = 0; jj < kRowsPerSlice; ++jj)
+          copy_row(g * kRowsPerSlice + jj, slice_off + jj * slice_step_bytes);
       }
     } else {
 #pragma unroll
@@ -332,7 +338,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // no column) issue the prologue once the length is known.
   int key_cap = 0;  // paged: the keys a table row can address
   if constexpr (Kv::kHasLookup) key_cap = p.max_pages_per_seq * p.page_size;
-  const bool first_tile_early = kFirstTileEarly && p.work == nullptr && (!Kv::kHasLookup || key_cap > 0);
+  const bool first_tile_early =
+      kFirstTileEarly && p.work == nullptr && (!Kv::kHasLookup || key_cap > 0);
   auto count_tiles = [&]() {
     return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
   };
@@ -376,7 +383,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
           issue_checked(block_tile<T>(p, w, s), s, w.n);
         else
           issue(block_tile<T>(p, w, s), s);
-        if (s == 0) point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
+        if (s == 0)
+          point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
       }
       if (sliced && s + kStages - 1 < known_tiles)
         fetch_entries(block_run_tile<T>(w, s + kStages - 1), s);
@@ -393,7 +401,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j)
-        if (w.first_tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr >= w.n) next_pages[j] = 0;
+        if (w.first_tile * kBN + copy_row0 + (copy_tid + j * kCopyThreads) / kCpr >= w.n)
+          next_pages[j] = 0;
     }
   };
   if (first_tile_early) {
@@ -494,8 +503,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     const Elem* v_s = reinterpret_cast<const Elem*>(v_stage(read_stage));
     if constexpr (T::kKvFp8 && !T::kFp8InRegisters) {
       // The previous tile's readers passed the barrier above, so the fp16 tiles are free.
-      convert_tile<T>(k_stage(read_stage), v_stage(read_stage), k_converted, v_converted,
-                      warp_key0, tid);
+      convert_tile<T>(k_stage(read_stage), v_stage(read_stage), k_converted, v_converted, warp_key0,
+                      tid);
       k_s = k_converted;
       v_s = v_converted;
     }
@@ -519,8 +528,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   math.to_merge_area(merge, warp_m, warp_n, lane);
   __syncthreads();
   phase::decode_cycle(p, phase::kMergedCycle);
-  // A cluster launch (the launcher sets cluster_combine only for one: 2..8 fixed partitions) combines
-  // the partitions through distributed shared memory and writes the output.
+  // A cluster launch (the launcher sets cluster_combine only for one: 2..8 fixed partitions)
+  // combines the partitions through distributed shared memory and writes the output.
   if (p.cluster_combine) {
     cluster_combine_rows<T>(p, merge, w, head0, rows, tid);
     phase::decode_exit(p);
@@ -537,8 +546,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     unsigned* counter = p.split_counters + static_cast<long long>(w.b) * gridDim.y + blockIdx.y;
     // __syncthreads_or broadcasts thread 0's verdict without static shared memory (which would
     // add to the dynamic size the generator checked against the device limit).
-    const bool is_last = __syncthreads_or(
-        tid == 0 && ptx::atomic_add_acq_rel_gpu(counter, 1u) == static_cast<unsigned>(w.chunks - 1));
+    const bool is_last = __syncthreads_or(tid == 0 && ptx::atomic_add_acq_rel_gpu(counter, 1u) ==
+                                                          static_cast<unsigned>(w.chunks - 1));
     if (!is_last) {
       phase::decode_exit(p);
       return;

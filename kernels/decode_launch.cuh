@@ -68,11 +68,13 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   if (p.cluster_combine) args.programmatic_reduce = true;  // no cluster for this split
   decode_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(args);
   err = cudaGetLastError();
-  if (err != cudaSuccess || (!planned && p.partitions == 1) || args.split_counters != nullptr) return err;
+  if (err != cudaSuccess || (!planned && p.partitions == 1) || args.split_counters != nullptr)
+    return err;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(p.heads, p.batch);
   config.blockDim = dim3(reduce_threads(T::kDepth));
-  config.dynamicSmemBytes = combine_scratch_floats(reduce_threads(T::kDepth), T::kDepth) * sizeof(float);
+  config.dynamicSmemBytes =
+      combine_scratch_floats(reduce_threads(T::kDepth), T::kDepth) * sizeof(float);
   config.stream = stream;
   cudaLaunchAttribute programmatic = {};
   programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;

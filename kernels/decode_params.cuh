@@ -71,17 +71,17 @@ struct DecodeParams {
   // lengths the capacity holds. Null `work`: every sequence splits into `partitions` equal parts.
   // With a plan the grid is (KV heads x row blocks, work_capacity); items at or past *work_count
   // exit at once.
-  const WorkItem* work = nullptr;     // [work_capacity], longest items first
-  const int* work_count = nullptr;    // device scalar
+  const WorkItem* work = nullptr;        // [work_capacity], longest items first
+  const int* work_count = nullptr;       // device scalar
   const SeqSplit* seq_splits = nullptr;  // [batch]
   int work_capacity = 0;
 
   int batch = 0;
   int heads = 0;
   int kv_heads = 0;
-  int max_keys = 0;  // contiguous: keys per sequence slot; paged: unused
-  int page_size = 0;            // set with set_page_size(), which also fills page_divisor
-  FastDivisor page_divisor;     // key / page_size without an integer division (paged only)
+  int max_keys = 0;          // contiguous: keys per sequence slot; paged: unused
+  int page_size = 0;         // set with set_page_size(), which also fills page_divisor
+  FastDivisor page_divisor;  // key / page_size without an integer division (paged only)
   int max_pages_per_seq = 0;
   int partitions = 1;
   int window = 0;  // sliding-window mask: keys p - window < j <= p are visible

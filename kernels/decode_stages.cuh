@@ -205,7 +205,8 @@ __device__ __forceinline__ const typename T::MmaElem* stage_q(const QChunks<T>& 
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float2 f = ptx::unpack2<Q>(words[j]);
-        words[j] = ptx::pack2<Elem>(fminf(fmaxf(f.x, -65504.f), 65504.f), fminf(fmaxf(f.y, -65504.f), 65504.f));
+        words[j] = ptx::pack2<Elem>(fminf(fmaxf(f.x, -65504.f), 65504.f),
+                                    fminf(fmaxf(f.y, -65504.f), 65504.f));
       }
       v = make_uint4(words[0], words[1], words[2], words[3]);
     }
@@ -226,8 +227,8 @@ __device__ __forceinline__ void load_q_fragments(
   for (int mt = 0; mt < T::kWM / 16; ++mt)
 #pragma unroll
     for (int ks = 0; ks < T::kDepth / 16; ++ks)
-      ptx::ldmatrix_x4(q_frag[mt][ks],
-                       q_s + swizzled<kCpr>(warp_m * T::kWM + mt * 16 + lane % 16, ks * 2 + lane / 16));
+      ptx::ldmatrix_x4(q_frag[mt][ks], q_s + swizzled<kCpr>(warp_m * T::kWM + mt * 16 + lane % 16,
+                                                            ks * 2 + lane / 16));
 }
 
 // S = Q·Kᵀ over this warp's WM × WN block of one tile, K fragments fetched one BK slab at a time.
@@ -240,7 +241,8 @@ __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16]
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
+    for (int nt = 0; nt < kNTiles; ++nt)
+      s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
 #pragma unroll
   for (int kb = 0; kb < T::kDepth / kBK; ++kb) {
     uint32_t k_frag[kWN / 16][kBK / 16][4];
@@ -260,8 +262,10 @@ __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16]
 #pragma unroll
         for (int ks = 0; ks < kBK / 16; ++ks) {
           const uint32_t(&a)[4] = q_frag[mt][kb * (kBK / 16) + ks];
-          ptx::Mma<typename T::MmaElem>::run(s[mt][2 * np], a, k_frag[np][ks][0], k_frag[np][ks][1]);
-          ptx::Mma<typename T::MmaElem>::run(s[mt][2 * np + 1], a, k_frag[np][ks][2], k_frag[np][ks][3]);
+          ptx::Mma<typename T::MmaElem>::run(s[mt][2 * np], a, k_frag[np][ks][0],
+                                             k_frag[np][ks][1]);
+          ptx::Mma<typename T::MmaElem>::run(s[mt][2 * np + 1], a, k_frag[np][ks][2],
+                                             k_frag[np][ks][3]);
         }
   }
 }
@@ -271,7 +275,8 @@ __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16]
 // give score * log2 e, capped or not).
 template <class T, bool kCheckKeys>
 __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8][4], int first_key,
-                                             int lane, int key_lo, int n, float mul_in, float mul_out) {
+                                             int lane, int key_lo, int n, float mul_in,
+                                             float mul_out) {
 #pragma unroll
   for (int mt = 0; mt < T::kWM / 16; ++mt)
 #pragma unroll
@@ -279,7 +284,8 @@ __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8]
 #pragma unroll
       for (int e = 0; e < (T::kUpperRowsPadding ? 2 : 4); ++e) {
         const int key = first_key + nt * 8 + (lane % 4) * 2 + (e & 1);
-        const float x = T::kSoftCap ? mul_out * tanhf(s[mt][nt][e] * mul_in) : s[mt][nt][e] * mul_in;
+        const float x =
+            T::kSoftCap ? mul_out * tanhf(s[mt][nt][e] * mul_in) : s[mt][nt][e] * mul_in;
         s[mt][nt][e] = !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
       }
 }
@@ -332,8 +338,8 @@ __device__ __forceinline__ ScoreScaling score_scaling(const DecodeParams& p, int
 // chunks. The scales are applied outside the loop (K's to the score scale, V's to the output).
 template <class T, int kRows, int kWorkers>
 __device__ __forceinline__ void convert_rows(const unsigned char* k_in, const unsigned char* v_in,
-                                             typename T::MmaElem* k_out,
-                                             typename T::MmaElem* v_out, int row0, int worker) {
+                                             typename T::MmaElem* k_out, typename T::MmaElem* v_out,
+                                             int row0, int worker) {
   using Fp8 = typename T::KvElem;
   constexpr int kIn = T::kKvChunksPerRow, kOut = T::kChunksPerRow;
   static_assert(kRows * kIn % kWorkers == 0, "the rows' chunks must divide by the workers");
@@ -357,8 +363,10 @@ __device__ __forceinline__ void convert_rows(const unsigned char* k_in, const un
         out[2 * w + 1] = ptx::fp8x2_to_half2<Fp8>(static_cast<uint16_t>(words[w] >> 16));
       }
       typename T::MmaElem* dst = which ? v_out : k_out;
-      *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c)) = make_uint4(out[0], out[1], out[2], out[3]);
-      *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c + 1)) = make_uint4(out[4], out[5], out[6], out[7]);
+      *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c)) =
+          make_uint4(out[0], out[1], out[2], out[3]);
+      *reinterpret_cast<uint4*>(dst + swizzled<kOut>(r, 2 * c + 1)) =
+          make_uint4(out[4], out[5], out[6], out[7]);
     }
   }
 }
@@ -368,8 +376,8 @@ __device__ __forceinline__ void convert_rows(const unsigned char* k_in, const un
 // barrier); otherwise the block converts the whole tile and meets at a barrier.
 template <class T>
 __device__ __forceinline__ void convert_tile(const unsigned char* k_in, const unsigned char* v_in,
-                                             typename T::MmaElem* k_out,
-                                             typename T::MmaElem* v_out, int warp_key0, int tid) {
+                                             typename T::MmaElem* k_out, typename T::MmaElem* v_out,
+                                             int warp_key0, int tid) {
   if constexpr (T::kWarpSplitK) {
     convert_rows<T, T::kWN, 32>(k_in, v_in, k_out, v_out, warp_key0, tid % 32);
     __syncwarp();
@@ -417,8 +425,8 @@ __device__ __forceinline__ void scale_output(RowState<T>& st, float v_scale) {
 template <class T>
 __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T::kWN / 8][4],
                                                        const float (&tile_max)[T::kWM / 16][2],
-                                                       const typename T::MmaElem* v_s, int warp_key0,
-                                                       int lane, RowState<T>& st) {
+                                                       const typename T::MmaElem* v_s,
+                                                       int warp_key0, int lane, RowState<T>& st) {
   using Elem = typename T::MmaElem;
   constexpr int kMTiles = T::kWM / 16, kNTiles = T::kWN / 8, kOTiles = T::kPvCols / 8;
   constexpr int kCpr = T::kChunksPerRow;
@@ -462,16 +470,19 @@ __device__ __forceinline__ void fold_tile_warp_split_k(float (&s)[T::kWM / 16][T
     for (int mt = 0; mt < kMTiles; ++mt) {
       // Padding rows weigh nothing: their P is 0, so their output stays (0, max -inf, sum 0).
       p_frag[mt][0] = ptx::pack2<Elem>(s[mt][2 * ks][0], s[mt][2 * ks][1]);
-      p_frag[mt][1] = T::kUpperRowsPadding ? 0u : ptx::pack2<Elem>(s[mt][2 * ks][2], s[mt][2 * ks][3]);
+      p_frag[mt][1] =
+          T::kUpperRowsPadding ? 0u : ptx::pack2<Elem>(s[mt][2 * ks][2], s[mt][2 * ks][3]);
       p_frag[mt][2] = ptx::pack2<Elem>(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
-      p_frag[mt][3] = T::kUpperRowsPadding ? 0u : ptx::pack2<Elem>(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
+      p_frag[mt][3] =
+          T::kUpperRowsPadding ? 0u : ptx::pack2<Elem>(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
     }
 #pragma unroll
     for (int dp = 0; dp < T::kDepth / 16; ++dp) {
       const int mat = lane / 8;
       uint32_t v_frag[4];
       ptx::ldmatrix_x4_trans(
-          v_frag, v_s + swizzled<kCpr>(warp_key0 + ks * 16 + (mat % 2) * 8 + lane % 8, dp * 2 + mat / 2));
+          v_frag,
+          v_s + swizzled<kCpr>(warp_key0 + ks * 16 + (mat % 2) * 8 + lane % 8, dp * 2 + mat / 2));
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         ptx::Mma<Elem>::run(st.o_acc[mt][2 * dp], p_frag[mt], v_frag[0], v_frag[1]);
@@ -522,8 +533,8 @@ __device__ __forceinline__ void fold_tile_shared(unsigned char* smem,
         const float p0 = exp2_weight(s[mt][nt][2 * h] - base);
         const float p1 = exp2_weight(s[mt][nt][2 * h + 1] - base);
         sum += p0 + p1;
-        *reinterpret_cast<uint32_t*>(p_s + row * T::kPStride + warp_key0 + nt * 8 + (lane % 4) * 2) =
-            ptx::pack2<Elem>(p0, p1);
+        *reinterpret_cast<uint32_t*>(p_s + row * T::kPStride + warp_key0 + nt * 8 +
+                                     (lane % 4) * 2) = ptx::pack2<Elem>(p0, p1);
       }
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
@@ -551,8 +562,8 @@ __device__ __forceinline__ void fold_tile_shared(unsigned char* smem,
     uint32_t p_frag[kMTiles][4];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
-      ptx::ldmatrix_x4(p_frag[mt], p_s + (warp_m * kWM + mt * 16 + lane % 16) * T::kPStride + ks * 16 +
-                                       (lane / 16) * 8);
+      ptx::ldmatrix_x4(p_frag[mt], p_s + (warp_m * kWM + mt * 16 + lane % 16) * T::kPStride +
+                                       ks * 16 + (lane / 16) * 8);
 #pragma unroll
     for (int dp = 0; dp < kOTiles / 2; ++dp) {
       const int mat = lane / 8;

@@ -119,17 +119,19 @@ struct ColumnsMath {
     for (int slab = 0; slab < kDepthTiles; ++slab)
 #pragma unroll
       for (int c = 0; c < kColTiles; ++c) {
-        const uint2 v = *reinterpret_cast<const uint2*>(q_s + swizzled<kCpr>(c * 8 + g, 2 * slab + t / 2) +
-                                                        4 * (t % 2));
+        const uint2 v = *reinterpret_cast<const uint2*>(
+            q_s + swizzled<kCpr>(c * 8 + g, 2 * slab + t / 2) + 4 * (t % 2));
         q_frag[slab][c][0] = v.x;
         q_frag[slab][c][1] = v.y;
       }
     const int mat = lane / 8;
-    const int warp_key0 = tid / 32 * T::kWN;  // the kernel's warp_key0 (one warp row: warp_n = warp)
+    const int warp_key0 =
+        tid / 32 * T::kWN;  // the kernel's warp_key0 (one warp row: warp_n = warp)
 #pragma unroll
     for (int pair = 0; pair < kFp8PairOffsets; ++pair)
-      fp8_lane_off[pair] = warp_key0 * kFp8RowBytes +
-                           fp8_swizzled_bytes<kFp8Cpr>((mat % 2) * 8 + lane % 8, 2 * pair + mat / 2);
+      fp8_lane_off[pair] =
+          warp_key0 * kFp8RowBytes +
+          fp8_swizzled_bytes<kFp8Cpr>((mat % 2) * 8 + lane % 8, 2 * pair + mat / 2);
   }
 
   // fp8: where this lane's ldmatrix row of slab pair `pair` of the warp's key block kt lies in a
@@ -144,7 +146,8 @@ struct ColumnsMath {
 #pragma unroll
     for (int kt = 0; kt < kKeyTiles; ++kt)
 #pragma unroll
-      for (int c = 0; c < kColTiles; ++c) s[kt][c][0] = s[kt][c][1] = s[kt][c][2] = s[kt][c][3] = 0.f;
+      for (int c = 0; c < kColTiles; ++c)
+        s[kt][c][0] = s[kt][c][1] = s[kt][c][2] = s[kt][c][3] = 0.f;
   }
 
   // fp8 Sᵀ. ldmatrix.x4 over 16 keys × chunks (2·pair, 2·pair + 1) gives r[m], m = 2·h + u, for
@@ -217,7 +220,8 @@ struct ColumnsMath {
                                ptx::fp8x2_to_half2_of<Fp8, false>(keys_hi),
                                ptx::fp8x2_to_half2_of<Fp8, true>(keys_hi)};
 #pragma unroll
-        for (int c = 0; c < kColTiles; ++c) ptx::Mma<Elem>::run(o_acc[2 * pair + h][c], a, b0[c], b1[c]);
+        for (int c = 0; c < kColTiles; ++c)
+          ptx::Mma<Elem>::run(o_acc[2 * pair + h][c], a, b0[c], b1[c]);
       }
     }
   }
@@ -294,14 +298,15 @@ struct ColumnsMath {
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int lanes = 4; lanes < 32; lanes *= 2)
-          tile_max[c][h] = fmaxf(tile_max[c][h], __shfl_xor_sync(0xffffffffu, tile_max[c][h], lanes));
+          tile_max[c][h] =
+              fmaxf(tile_max[c][h], __shfl_xor_sync(0xffffffffu, tile_max[c][h], lanes));
   }
 
   // One landed tile: Sᵀ, mask, the online-softmax update of each head, then Oᵀ += Vᵀ·Pᵀ.
   __device__ __forceinline__ void fold(unsigned char* /*smem*/, const Elem* k_s, const Elem* v_s,
                                        int first_key, int warp_key0, const BlockWork& w,
-                                       const ScoreScaling& scaling, int /*warp_m*/,
-                                       int /*warp_n*/, int lane) {
+                                       const ScoreScaling& scaling, int /*warp_m*/, int /*warp_n*/,
+                                       int lane) {
     float s[kKeyTiles][kColTiles][4];
     if constexpr (T::kFp8InRegisters)
       score_tile_fp8(reinterpret_cast<const unsigned char*>(k_s), s);
@@ -365,8 +370,8 @@ struct ColumnsMath {
 #pragma unroll
         for (int dt = 0; dt < kDepthTiles; ++dt) {
           uint32_t a[4];  // Vᵀ, depth slab dt × this key block, for every column tile
-          ptx::ldmatrix_x4_trans(a, v_s + (warp_key0 + kt * 16) * kCpr * 8 + v_lane_off[dt % 4] +
-                                        (dt / 4) * 64);
+          ptx::ldmatrix_x4_trans(
+              a, v_s + (warp_key0 + kt * 16) * kCpr * 8 + v_lane_off[dt % 4] + (dt / 4) * 64);
 #pragma unroll
           for (int c = 0; c < kColTiles; ++c) ptx::Mma<Elem>::run(o_acc[dt][c], a, b0[c], b1[c]);
         }
@@ -408,8 +413,9 @@ struct ColumnsMath {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int head = c * 8 + 2 * (lane % 4) + e % 2;
-          const int col = T::kFp8InRegisters ? dt * 16 + 2 * (lane / 4) + e / 2  // output_tile_fp8's rows
-                                             : dt * 16 + lane / 4 + 8 * (e / 2);
+          const int col = T::kFp8InRegisters
+                              ? dt * 16 + 2 * (lane / 4) + e / 2  // output_tile_fp8's rows
+                              : dt * 16 + lane / 4 + 8 * (e / 2);
           m.o[(warp_n * kBM + head) * kDepth + col] = o_acc[dt][c][e];
         }
   }

@@ -11,19 +11,35 @@
 
 namespace mha {
 
-template <typename T> struct DtypeName;
-template <> struct DtypeName<__nv_bfloat16> { static constexpr const char* value = "bf16"; };
-template <> struct DtypeName<__half> { static constexpr const char* value = "fp16"; };
-template <> struct DtypeName<float> { static constexpr const char* value = "fp32"; };
-template <> struct DtypeName<__nv_fp8_e4m3> { static constexpr const char* value = "e4m3"; };
-template <> struct DtypeName<__nv_fp8_e5m2> { static constexpr const char* value = "e5m2"; };
+template <typename T>
+struct DtypeName;
+template <>
+struct DtypeName<__nv_bfloat16> {
+  static constexpr const char* value = "bf16";
+};
+template <>
+struct DtypeName<__half> {
+  static constexpr const char* value = "fp16";
+};
+template <>
+struct DtypeName<float> {
+  static constexpr const char* value = "fp32";
+};
+template <>
+struct DtypeName<__nv_fp8_e4m3> {
+  static constexpr const char* value = "e4m3";
+};
+template <>
+struct DtypeName<__nv_fp8_e5m2> {
+  static constexpr const char* value = "e5m2";
+};
 
 // Deliberate bugs, compiled only into test instances, that prove verification can fail.
 enum class Fault : int {
   kNone = 0,
-  kReduceNaturalExp = 1,   // the reduce weighs partitions with e^x instead of 2^x (unit mix-up)
-  kDropLastTile = 2,       // the last key tile of each partition is never read
-  kSinkPerPartition = 3,   // every partition adds the sink to its own sum
+  kReduceNaturalExp = 1,  // the reduce weighs partitions with e^x instead of 2^x (unit mix-up)
+  kDropLastTile = 2,      // the last key tile of each partition is never read
+  kSinkPerPartition = 3,  // every partition adds the sink to its own sum
 };
 
 template <typename Elem_, typename Out_, int kDepth_, int kGroup_, class KvOperand_, class Mask_,
@@ -85,7 +101,8 @@ struct DecodeTraits {
   static constexpr bool kFp8InRegisters = kKvFp8 && kHeadsAsColumns;
   // Other fp8 caches: each landed tile is converted once into Elem tiles (K and V) that the MMAs
   // read.
-  static constexpr int kConvertBytes = kKvFp8 && !kFp8InRegisters ? 2 * kBN * kDepth * kElemBytes : 0;
+  static constexpr int kConvertBytes =
+      kKvFp8 && !kFp8InRegisters ? 2 * kBN * kDepth * kElemBytes : 0;
   static constexpr int kQBytes = kBM * kDepth * kElemBytes;
   // Without warp split-K, P goes through shared memory (rows padded by 16 bytes against bank
   // conflicts) and the row max/sum of each warp column meet in kRowStatBytes.
@@ -100,16 +117,17 @@ struct DecodeTraits {
   // (decode_kernel.cuh: they travel with the copies, a pipeline ahead), padded to 16 bytes.
   static constexpr int kPageEntryBytes =
       KvOperand::kHasLookup ? (kStages * (kBN / 16) * 4 + 15) / 16 * 16 : 0;
-  static constexpr int kSmemBytes =
-      (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) + kConvertBytes + kQBytes +
-      kPBytes + kRowStatBytes + kPageEntryBytes;
+  static constexpr int kSmemBytes = (kPipelineBytes > kMergeBytes ? kPipelineBytes : kMergeBytes) +
+                                    kConvertBytes + kQBytes + kPBytes + kRowStatBytes +
+                                    kPageEntryBytes;
 
   static_assert(kDepth == 64 || kDepth == 128 || kDepth == 256, "depth must be 64, 128 or 256");
   static_assert(kGroup >= 1, "group must be at least 1");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads: a multiple of 32, at most 1024");
-  static_assert((kWM % 16 == 0 && kBM % kWM == 0) ||
-                    (kWM == 8 && (kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64)),
-                "WM: a multiple of 16 dividing BM, or WM 8 with BM 8, 16, 32 or 64 (heads as MMA columns)");
+  static_assert(
+      (kWM % 16 == 0 && kBM % kWM == 0) ||
+          (kWM == 8 && (kBM == 8 || kBM == 16 || kBM == 32 || kBM == 64)),
+      "WM: a multiple of 16 dividing BM, or WM 8 with BM 8, 16, 32 or 64 (heads as MMA columns)");
   static_assert(kWM != 8 || kWarpSplitK, "WM 8 (heads as MMA columns) needs warp split-K");
   static_assert(kWN % 16 == 0 && kBN % kWN == 0, "WN: a multiple of 16 dividing BN");
   static_assert(kBK % 16 == 0 && kDepth % kBK == 0, "BK: a multiple of 16 dividing depth");
@@ -119,7 +137,8 @@ struct DecodeTraits {
   static_assert((kBN * kKvChunksPerRow) % kThreads == 0, "K/V tile chunks must divide by threads");
   static_assert(kStages >= 2, "at least two pipeline stages");
   static_assert(kKvElemBytes == kElemBytes || kKvFp8, "K/V: the q dtype or fp8");
-  static_assert(kThreads % (kDepth / 4) == 0, "threads: a multiple of depth / 4 (the combine's float4 columns)");
+  static_assert(kThreads % (kDepth / 4) == 0,
+                "threads: a multiple of depth / 4 (the combine's float4 columns)");
 };
 
 }  // namespace mha

@@ -13,14 +13,17 @@ namespace mha {
 enum class MaskKind : int { kNull = 0, kCausal = 1, kWindow = 2, kChunked = 3 };
 
 // The contract's definition key by key (used by the references, independent of the policies).
-__host__ __device__ inline bool key_visible(MaskKind kind, int key, int n, int window,
-                                            int chunk) {
+__host__ __device__ inline bool key_visible(MaskKind kind, int key, int n, int window, int chunk) {
   const int pos = n - 1;
   switch (kind) {
-    case MaskKind::kNull: return key < n;
-    case MaskKind::kCausal: return key <= pos;
-    case MaskKind::kWindow: return key <= pos && pos - window < key;
-    case MaskKind::kChunked: return key <= pos && key / chunk == pos / chunk;
+    case MaskKind::kNull:
+      return key < n;
+    case MaskKind::kCausal:
+      return key <= pos;
+    case MaskKind::kWindow:
+      return key <= pos && pos - window < key;
+    case MaskKind::kChunked:
+      return key <= pos && key / chunk == pos / chunk;
   }
   return false;
 }

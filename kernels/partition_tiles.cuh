@@ -19,7 +19,8 @@ struct PartitionTiles {
   int first, run_begin, count;
 };
 
-__host__ __device__ inline PartitionTiles partition_tiles_first_apart(int tiles, int parts, int part) {
+__host__ __device__ inline PartitionTiles partition_tiles_first_apart(int tiles, int parts,
+                                                                      int part) {
   const long long rest = tiles > parts ? tiles - parts : 0;  // the tiles after the P first ones
   const int run_begin = parts + static_cast<int>(part * rest / parts);
   const int run_end = parts + static_cast<int>((part + 1) * rest / parts);

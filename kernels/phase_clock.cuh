@@ -16,16 +16,16 @@ namespace mha::phase {
 
 // One decode block's stamps, in this order (kDecodeStamps 64-bit words a block).
 enum DecodeStamp {
-  kDecodeStartNs,      // globaltimer at entry
-  kDecodeExitNs,       // globaltimer at exit
-  kDecodeStartCycle,   // clock64 at entry
-  kFirstTileCycle,     // the first K/V tile has landed (0: the block had no tile)
-  kLoopEndCycle,       // the key loop is over (a block without tiles stamps it too)
-  kMergedCycle,        // the warps' copies are in the merge area, before the partials or the cluster
-  kClusterMetCycle,    // a cluster combine: past the cluster's first barrier (0: no cluster)
-  kCombinedCycle,      // a cluster combine: its share combined and written, before the last barrier
-  kDecodeExitCycle,    // clock64 at exit
-  kDecodeSm,           // the SM that ran the block
+  kDecodeStartNs,     // globaltimer at entry
+  kDecodeExitNs,      // globaltimer at exit
+  kDecodeStartCycle,  // clock64 at entry
+  kFirstTileCycle,    // the first K/V tile has landed (0: the block had no tile)
+  kLoopEndCycle,      // the key loop is over (a block without tiles stamps it too)
+  kMergedCycle,       // the warps' copies are in the merge area, before the partials or the cluster
+  kClusterMetCycle,   // a cluster combine: past the cluster's first barrier (0: no cluster)
+  kCombinedCycle,     // a cluster combine: its share combined and written, before the last barrier
+  kDecodeExitCycle,   // clock64 at exit
+  kDecodeSm,          // the SM that ran the block
   kDecodeStamps
 };
 // One reduce block's stamps.
@@ -43,7 +43,8 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 __device__ __forceinline__ long long linear_block() {
-  return blockIdx.x + static_cast<long long>(gridDim.x) * (blockIdx.y + static_cast<long long>(gridDim.y) * blockIdx.z);
+  return blockIdx.x + static_cast<long long>(gridDim.x) *
+                          (blockIdx.y + static_cast<long long>(gridDim.y) * blockIdx.z);
 }
 __device__ __forceinline__ unsigned long long* decode_slot(const DecodeParams& p) {
   const long long b = linear_block();
@@ -82,7 +83,8 @@ __device__ __forceinline__ void decode_exit(const DecodeParams& p) {
 }
 __device__ __forceinline__ void reduce_stamp(const DecodeParams& p, ReduceStamp which) {
   const long long b = linear_block();
-  if (p.phase_reduce != nullptr && threadIdx.x == 0) p.phase_reduce[b * kReduceStamps + which] = global_ns();
+  if (p.phase_reduce != nullptr && threadIdx.x == 0)
+    p.phase_reduce[b * kReduceStamps + which] = global_ns();
 }
 #else
 __device__ __forceinline__ void decode_start(const DecodeParams&) {}

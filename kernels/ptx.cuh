@@ -28,7 +28,8 @@ __device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src)
 // Writes 16 zero bytes to shared memory; an asm statement, so it stays after the cp.async wait
 // that lets it overwrite a landed copy.
 __device__ __forceinline__ void st_shared_zero_16(void* smem_dst) {
-  asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(smem_addr(smem_dst)), "r"(0u) : "memory");
+  asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(smem_addr(smem_dst)), "r"(0u)
+               : "memory");
 }
 // Programmatic dependent launch (sm_90): the decode kernel lets the reduce launch early; the
 // reduce waits for the decode grid's completion and memory before it reads the partials. Both
@@ -120,12 +121,14 @@ __device__ __forceinline__ unsigned atomic_add_acq_rel_gpu(unsigned* addr, unsig
   return old;
 }
 
-template <typename Elem> struct Mma;
+template <typename Elem>
+struct Mma;
 
 // D(16x8, fp32) += A(16x16, row) * B(16x8, col)
-template <> struct Mma<__nv_bfloat16> {
-  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4],
-                                             uint32_t b0, uint32_t b1) {
+template <>
+struct Mma<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
@@ -133,9 +136,10 @@ template <> struct Mma<__nv_bfloat16> {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 };
-template <> struct Mma<__half> {
-  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4],
-                                             uint32_t b0, uint32_t b1) {
+template <>
+struct Mma<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
@@ -145,49 +149,75 @@ template <> struct Mma<__half> {
 };
 
 // Two floats packed as one 32-bit register of the MMA element type (low half = first).
-template <typename Elem> __device__ __forceinline__ uint32_t pack2(float lo, float hi);
-template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
+template <typename Elem>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
 }
-template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
+template <>
+__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
   __half2 v = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
-template <typename T> __host__ __device__ __forceinline__ T from_float(float x);
-template <> __host__ __device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+template <typename T>
+__host__ __device__ __forceinline__ T from_float(float x);
+template <>
+__host__ __device__ __forceinline__ float from_float<float>(float x) {
+  return x;
+}
+template <>
+__host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
-template <> __host__ __device__ __forceinline__ __half from_float<__half>(float x) {
+template <>
+__host__ __device__ __forceinline__ __half from_float<__half>(float x) {
   return __float2half_rn(x);
 }
-template <typename T> __host__ __device__ __forceinline__ float to_float(T x);
-template <> __host__ __device__ __forceinline__ float to_float<float>(float x) { return x; }
-template <> __host__ __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
+template <typename T>
+__host__ __device__ __forceinline__ float to_float(T x);
+template <>
+__host__ __device__ __forceinline__ float to_float<float>(float x) {
+  return x;
+}
+template <>
+__host__ __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
   return __bfloat162float(x);
 }
-template <> __host__ __device__ __forceinline__ float to_float<__half>(__half x) {
+template <>
+__host__ __device__ __forceinline__ float to_float<__half>(__half x) {
   return __half2float(x);
 }
 // fp8 conversions saturate to the largest finite value (NaN stays NaN), as engines quantise.
-template <> __host__ __device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) {
+template <>
+__host__ __device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) {
   return __nv_fp8_e4m3(x);
 }
-template <> __host__ __device__ __forceinline__ __nv_fp8_e5m2 from_float<__nv_fp8_e5m2>(float x) {
+template <>
+__host__ __device__ __forceinline__ __nv_fp8_e5m2 from_float<__nv_fp8_e5m2>(float x) {
   return __nv_fp8_e5m2(x);
 }
-template <> __host__ __device__ __forceinline__ float to_float<__nv_fp8_e4m3>(__nv_fp8_e4m3 x) {
+template <>
+__host__ __device__ __forceinline__ float to_float<__nv_fp8_e4m3>(__nv_fp8_e4m3 x) {
   return static_cast<float>(x);
 }
-template <> __host__ __device__ __forceinline__ float to_float<__nv_fp8_e5m2>(__nv_fp8_e5m2 x) {
+template <>
+__host__ __device__ __forceinline__ float to_float<__nv_fp8_e5m2>(__nv_fp8_e5m2 x) {
   return static_cast<float>(x);
 }
 
-template <typename Fp8> struct Fp8Kind;
-template <> struct Fp8Kind<__nv_fp8_e4m3> { static constexpr __nv_fp8_interpretation_t value = __NV_E4M3; };
-template <> struct Fp8Kind<__nv_fp8_e5m2> { static constexpr __nv_fp8_interpretation_t value = __NV_E5M2; };
+template <typename Fp8>
+struct Fp8Kind;
+template <>
+struct Fp8Kind<__nv_fp8_e4m3> {
+  static constexpr __nv_fp8_interpretation_t value = __NV_E4M3;
+};
+template <>
+struct Fp8Kind<__nv_fp8_e5m2> {
+  static constexpr __nv_fp8_interpretation_t value = __NV_E5M2;
+};
 
 // Two fp8 values (low byte first) as an fp16 pair in one register: exact for every e4m3 and
 // e5m2 value, one cvt instruction on sm_89 and later.
@@ -206,13 +236,21 @@ __device__ __forceinline__ uint32_t fp8x2_to_half2_of(uint32_t four) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
   uint32_t out;
   if constexpr (std::is_same_v<Fp8, __nv_fp8_e4m3> && !kHigh)
-    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}\n" : "=r"(out) : "r"(four));
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}\n"
+        : "=r"(out)
+        : "r"(four));
   else if constexpr (std::is_same_v<Fp8, __nv_fp8_e4m3>)
-    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(out) : "r"(four));
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n"
+        : "=r"(out)
+        : "r"(four));
   else if constexpr (!kHigh)
-    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e5m2x2 %0, lo;\n}\n" : "=r"(out) : "r"(four));
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e5m2x2 %0, lo;\n}\n"
+        : "=r"(out)
+        : "r"(four));
   else
-    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e5m2x2 %0, hi;\n}\n" : "=r"(out) : "r"(four));
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e5m2x2 %0, hi;\n}\n"
+        : "=r"(out)
+        : "r"(four));
   return out;
 #else
   return fp8x2_to_half2<Fp8>(static_cast<uint16_t>(kHigh ? four >> 16 : four & 0xffff));
@@ -220,11 +258,14 @@ __device__ __forceinline__ uint32_t fp8x2_to_half2_of(uint32_t four) {
 }
 
 // A register of two 16-bit values as floats (low half first).
-template <typename Elem> __device__ __forceinline__ float2 unpack2(uint32_t bits);
-template <> __device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t bits) {
+template <typename Elem>
+__device__ __forceinline__ float2 unpack2(uint32_t bits);
+template <>
+__device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t bits) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
 }
-template <> __device__ __forceinline__ float2 unpack2<__half>(uint32_t bits) {
+template <>
+__device__ __forceinline__ float2 unpack2<__half>(uint32_t bits) {
   return __half22float2(*reinterpret_cast<const __half2*>(&bits));
 }
 

@@ -21,7 +21,8 @@ __device__ inline float block_reduce(float v, bool is_max, float* scratch) {
   if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
   __syncthreads();
   float r = is_max ? -INFINITY : 0.f;
-  for (int w = 0; w < kReferenceThreads / 32; ++w) r = is_max ? fmaxf(r, scratch[w]) : r + scratch[w];
+  for (int w = 0; w < kReferenceThreads / 32; ++w)
+    r = is_max ? fmaxf(r, scratch[w]) : r + scratch[w];
   __syncthreads();
   return r;
 }
@@ -32,13 +33,14 @@ __device__ inline float block_reduce(float v, bool is_max, float* scratch) {
 // p.soft_cap > 0 caps each score as soft_cap * tanh(score / soft_cap).
 template <typename QElem, typename KvElem, typename Out>
 __global__ void __launch_bounds__(kReferenceThreads)
-    reference_attention_kernel(const DecodeParams p, const KvElem* k_logical, const KvElem* v_logical,
-                               int max_len, int depth, int group, MaskKind mask, bool has_sink,
-                               float* scores) {
+    reference_attention_kernel(const DecodeParams p, const KvElem* k_logical,
+                               const KvElem* v_logical, int max_len, int depth, int group,
+                               MaskKind mask, bool has_sink, float* scores) {
   __shared__ float scratch[kReferenceThreads / 32];
   const int head = blockIdx.x, b = blockIdx.y, kv_head = head / group;
   const int n = p.seq_lens[b];
-  const QElem* q = static_cast<const QElem*>(p.q) + (static_cast<long long>(b) * p.heads + head) * depth;
+  const QElem* q =
+      static_cast<const QElem*>(p.q) + (static_cast<long long>(b) * p.heads + head) * depth;
   const float k_dequant = p.k_scale != nullptr ? p.k_scale[kv_head] : 1.f;
   const float v_dequant = p.v_scale != nullptr ? p.v_scale[kv_head] : 1.f;
   float* s = scores + (static_cast<long long>(b) * p.heads + head) * max_len;
@@ -66,7 +68,8 @@ __global__ void __launch_bounds__(kReferenceThreads)
   __syncthreads();
   for (int c = threadIdx.x; c < depth; c += kReferenceThreads) {
     float acc = 0.f;
-    for (int j = 0; j < n; ++j) acc += expf(s[j] - base) * (ptx::to_float(kv_row(v_logical, j)[c]) * v_dequant);
+    for (int j = 0; j < n; ++j)
+      acc += expf(s[j] - base) * (ptx::to_float(kv_row(v_logical, j)[c]) * v_dequant);
     const float o = sum > 0.f ? acc / sum : 0.f;
     static_cast<Out*>(p.out)[(static_cast<long long>(b) * p.heads + head) * depth + c] =
         ptx::from_float<Out>(o);

@@ -105,7 +105,7 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
   const int tid = threadIdx.x, threads = blockDim.x;
   const int cols4 = depth / 4, slices = threads / cols4;
   const int c4 = tid % cols4, slice = tid / cols4;
-  float* slice_acc = scratch;                  // [slices][depth], 16-byte aligned
+  float* slice_acc = scratch;                   // [slices][depth], 16-byte aligned
   float* slice_max = scratch + slices * depth;  // [slices]
   float* slice_sum = slice_max + slices;        // [slices]
 
@@ -114,9 +114,11 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
     float m = -INFINITY, l = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
     if (parts > kLoadBatch * slices)
-      fold_partials<kWideLoadBatch>(p, part_out, first, parts, slice, slices, cols4, scale_to, m, l, acc);
+      fold_partials<kWideLoadBatch>(p, part_out, first, parts, slice, slices, cols4, scale_to, m, l,
+                                    acc);
     else
-      fold_partials<kLoadBatch>(p, part_out, first, parts, slice, slices, cols4, scale_to, m, l, acc);
+      fold_partials<kLoadBatch>(p, part_out, first, parts, slice, slices, cols4, scale_to, m, l,
+                                acc);
     *reinterpret_cast<float4*>(slice_acc + slice * depth + 4 * c4) = acc;
     if (c4 == 0) {
       slice_max[slice] = m;
@@ -182,10 +184,12 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head
   __syncthreads();
   for (int e = tid; e < rows * depth; e += threads) {
     const int r = e / depth, col = e % depth;
-    const float* part_out = p.partial_out + (first + static_cast<long long>(r) * parts) * depth + col;
+    const float* part_out =
+        p.partial_out + (first + static_cast<long long>(r) * parts) * depth + col;
     float acc = 0.f;
 #pragma unroll 4
-    for (int i = 0; i < parts; ++i) acc += w[r * parts + i] * __ldcg(part_out + static_cast<long long>(i) * depth);
+    for (int i = 0; i < parts; ++i)
+      acc += w[r * parts + i] * __ldcg(part_out + static_cast<long long>(i) * depth);
     static_cast<Out*>(p.out)[out_row_offset(p, b, head0 + r) + col] = ptx::from_float<Out>(acc);
   }
 }
@@ -196,7 +200,8 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
   if (p.seq_splits != nullptr) {
     const SeqSplit split = p.seq_splits[b];
     *parts = split.chunks;
-    *first = static_cast<long long>(split.first_partial) * p.heads + static_cast<long long>(h) * split.chunks;
+    *first = static_cast<long long>(split.first_partial) * p.heads +
+             static_cast<long long>(h) * split.chunks;
   } else {
     *parts = p.partitions;
     *first = (static_cast<long long>(b) * p.heads + h) * p.partitions;
@@ -207,7 +212,8 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
 // combine_scratch_floats(reduce_threads(depth), depth) floats of dynamic shared memory.
 // Sequences that a plan left in one chunk were written by the decode kernel: skipped.
 template <typename Out, bool kHasSink, Fault kFault = Fault::kNone>
-__global__ void __launch_bounds__(kReduceMaxThreads) splitk_reduce_kernel(const DecodeParams p, int depth) {
+__global__ void __launch_bounds__(kReduceMaxThreads)
+    splitk_reduce_kernel(const DecodeParams p, int depth) {
   extern __shared__ __align__(16) float reduce_scratch[];
   phase::reduce_stamp(p, phase::kReduceStartNs);
   const int head = blockIdx.x, b = blockIdx.y;

@@ -105,16 +105,26 @@ def default_rows(defaults, rows):
 
 def shape_key(p):
     """One line per key: every field but the length. The page size is part of it: paged problems
-    with different page sizes are different lines, not one line zig-zagging between them."""
+    with different page sizes are different lines, not one line zig-zagging between them.
+    The cache's dtype and the soft cap too: an e4m3 cache and its bf16 twin are two lines."""
+    kv_dtype = p.get("kv_dtype") or p["dtype"]
     return (p["batch"], p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv"], p["mask"],
-            p.get("has_sink", False), p.get("page_size", 0) if p["kv"] != "contig" else 0)
+            p.get("has_sink", False), p.get("page_size", 0) if p["kv"] != "contig" else 0,
+            kv_dtype if kv_dtype != p["dtype"] else "", p.get("soft_cap", 0) or 0)
 
 
 def shape_label(key, varying):
-    b, h, kv, d, dt, kvk, mask, sink, page = key
+    b, h, kv, d, dt, kvk, mask, sink, page, cache, cap = key
     label = f"b{b} h{h}/kv{kv}"
-    extra = [f"d{d}", dt, kvk, mask, "sink" if sink else "", f"page {page}" if page else ""]
+    extra = [f"d{d}", dt, kvk, mask, "sink" if sink else "", f"page {page}" if page else "",
+             f"kv {cache}" if cache else "", f"cap {cap:g}" if cap else ""]
     return label + "".join(f" {e}" for i, e in enumerate(extra) if varying[i] and e)
+
+
+def varying_fields(keys):
+    """Which of the fields after batch and heads (depth onwards) differ between the lines: the
+    ones their labels name."""
+    return [len({k[i] for k in keys}) > 1 for i in range(3, len(keys[0]))] if keys else []
 
 
 def bandwidth_series(rows):
@@ -145,7 +155,7 @@ def plot_bandwidth(plt, rep, defaults, path):
     lines = bandwidth_series(best.values())
     default_lines = bandwidth_series(dflt.values())
     keys = list(lines)
-    varying = [len({k[i] for k in keys}) > 1 for i in range(3, 9)]
+    varying = varying_fields(keys)
     from matplotlib.lines import Line2D
     fig, ax = plt.subplots(figsize=(11, 5.5))
     # Legend: one entry per shape (its colour), then the line styles once, outside the axes.

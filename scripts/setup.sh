@@ -53,6 +53,9 @@ mha_find_cmake_configs() {
 mha_apt_install() {
   local sudo=()
   if [[ "$(id -u)" -ne 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
+  command -v apt-get >/dev/null 2>&1 || return 1
+  # Said before it happens: sudo may ask for a password, and the packages change the system.
+  mha_log "installing with ${sudo[*]:+sudo }apt-get: $*"
   command -v apt-get >/dev/null 2>&1 &&
     { "${sudo[@]}" apt-get update -qq || true; } &&
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
@@ -129,5 +132,7 @@ mha_setup() {
           "$(mha_cached "$build_dir" MHA_KERNEL_FILTER)" != "$filter" ]]; then
     cmake -S "$MHA_ROOT" -B "$build_dir" "${args[@]}" || return 1
   fi
-  cmake --build "$build_dir" --parallel "${MHA_JOBS:-$(nproc)}"
+  # MHA_BUILD_TARGET: one target only (the sweep needs mha-tune, not the tests).
+  cmake --build "$build_dir" --parallel "${MHA_JOBS:-$(nproc)}" \
+    ${MHA_BUILD_TARGET:+--target "$MHA_BUILD_TARGET"}
 }

@@ -26,5 +26,6 @@ done
 build_dir="build-$(basename "$config" .json)"
 [[ "$(realpath "$config")" == "$(realpath configs/default.json)" ]] && build_dir=build
 mha_log "config $config -> $build_dir/"
-mha_setup "$build_dir" "$config"
+# The build's log goes to stderr: stdout is the sweep's (`--dry-run --json` prints JSON there).
+MHA_BUILD_TARGET=mha-tune mha_setup "$build_dir" "$config" >&2
 exec "$build_dir/mha-tune" sweep --config "$config" "${args[@]}"

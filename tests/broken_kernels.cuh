@@ -8,14 +8,26 @@
 namespace mha::testing {
 
 template <Fault kFault, bool kSink>
-using BrokenTraits = DecodeTraits<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, kSink,
-                                  16, 64, 32, 16, 16, 128, 3, false, kFault>;
+using BrokenTraits = DecodeTraits<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask,
+                                  kSink, 16, 64, 32, 16, 16, 128, 3, false, kFault>;
 
 inline KernelTraits broken_traits(bool sink) {
   KernelTraits t;
-  t.dtype = "bf16"; t.out_dtype = "bf16"; t.depth = 128; t.group = 4; t.kv = "contig";
-  t.mask = "null"; t.has_sink = sink; t.bm = 16; t.bn = 64; t.bk = 32; t.wm = 16; t.wn = 16;
-  t.threads = 128; t.stages = 3; t.warp_split_k = false;
+  t.dtype = "bf16";
+  t.out_dtype = "bf16";
+  t.depth = 128;
+  t.group = 4;
+  t.kv = "contig";
+  t.mask = "null";
+  t.has_sink = sink;
+  t.bm = 16;
+  t.bn = 64;
+  t.bk = 32;
+  t.wm = 16;
+  t.wn = 16;
+  t.threads = 128;
+  t.stages = 3;
+  t.warp_split_k = false;
   t.smem_bytes = BrokenTraits<Fault::kNone, false>::kSmemBytes;
   return t;
 }
@@ -34,8 +46,10 @@ inline std::vector<KernelEntry> broken_kernels() {
 
 inline std::vector<KernelEntry> control_kernels() {
   return {
-      {"control_bf16_d128_g4", broken_traits(false), &launch_decode<BrokenTraits<Fault::kNone, false>>},
-      {"control_bf16_d128_g4_sink", broken_traits(true), &launch_decode<BrokenTraits<Fault::kNone, true>>},
+      {"control_bf16_d128_g4", broken_traits(false),
+       &launch_decode<BrokenTraits<Fault::kNone, false>>},
+      {"control_bf16_d128_g4_sink", broken_traits(true),
+       &launch_decode<BrokenTraits<Fault::kNone, true>>},
   };
 }
 

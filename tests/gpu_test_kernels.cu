@@ -56,9 +56,12 @@ TEST(GpuReference, MatchesCpuReference) {
   MHA_REQUIRE_GPU();
   const std::vector<std::pair<KernelTraits, std::string>> cases = {
       {family("bf16", 128, 4, "contig", "null", false), "batch=2,kv_heads=2,keys=1:77:1000"},
-      {family("fp16", 64, 7, "paged", "window", true), "lengths=300:1:129,kv_heads=2,window=50,page_size=7"},
-      {family("bf16", 256, 1, "contig", "chunked", true), "batch=2,kv_heads=3,keys=513,chunk=100,sink_mean=4"},
-      {family("bf16", 128, 8, "paged", "causal", false), "batch=1,kv_heads=2,keys=2049,page_size=1,q_std=6"},
+      {family("fp16", 64, 7, "paged", "window", true),
+       "lengths=300:1:129,kv_heads=2,window=50,page_size=7"},
+      {family("bf16", 256, 1, "contig", "chunked", true),
+       "batch=2,kv_heads=3,keys=513,chunk=100,sink_mean=4"},
+      {family("bf16", 128, 8, "paged", "causal", false),
+       "batch=1,kv_heads=2,keys=2049,page_size=1,q_std=6"},
       // fp8 caches dequantised with each KV head's scale, and capped scores.
       {family("bf16", 128, 4, "paged", "null", false, "e4m3"),
        "lengths=300:1:129,kv_heads=4,page_size=16,kv_dtype=e4m3,kv_scale=head"},
@@ -104,7 +107,8 @@ TEST(Kernels, EveryCompiledKernelPassesTheBasicSuite) {
 TEST(Kernels, ClusterSplitsVerifyWithoutPartials) {
   MHA_REQUIRE_GPU();
   for (const KernelEntry& k : kernel_registry()) {
-    Problem p = make_problem(k.traits, "batch=3,kv_heads=2,lengths=700:1:4100,partitions=cluster2:cluster8");
+    Problem p = make_problem(k.traits,
+                             "batch=3,kv_heads=2,lengths=700:1:4100,partitions=cluster2:cluster8");
     ProblemData data(p, 1);
     const auto ref = reference_output(p, data);
     ASSERT_EQ(p.partitions.size(), 2u);
@@ -112,7 +116,8 @@ TEST(Kernels, ClusterSplitsVerifyWithoutPartials) {
       ASSERT_TRUE(is_cluster_split(split));
       EXPECT_EQ(StepBuffers(p, k.traits, split, ReduceMode::kSeparate).partial_out.bytes(), 0u);
       const VerifyOutcome r = verify_point(k, p, data, split, ref, ReduceMode::kSeparate);
-      EXPECT_EQ(r.status, Status::kPassed) << k.name << " " << split_label(split) << ": " << r.reason;
+      EXPECT_EQ(r.status, Status::kPassed)
+          << k.name << " " << split_label(split) << ": " << r.reason;
     }
   }
 }
@@ -237,8 +242,9 @@ TEST(Kernels, SplitPlanGraphReplaysAfterTheLengthsChange) {
     Problem changed = p;
     changed.lengths = after;
     inputs.lengths = after;
-    ASSERT_EQ(cudaMemcpy(const_cast<int*>(params.seq_lens), after.data(), sizeof(int) * after.size(),
-                         cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(const_cast<int*>(params.seq_lens), after.data(),
+                         sizeof(int) * after.size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
     buffers.replan(visible_ranges(changed), stream);
     EXPECT_LE(buffers.plan.work.size(), size_t(buffers.plan_capacity));
     EXPECT_EQ(buffers.plan.seqs[0].chunks, 1) << "the 1-key sequence";
@@ -267,7 +273,8 @@ TEST(Kernels, FixedPartitionsAreBatchInvariant) {
   const auto alone = run();
   const std::vector<int> others = {2000, 7, 1500};  // sequence 0 keeps its length
   ASSERT_EQ(cudaMemcpy(const_cast<int*>(params.seq_lens), others.data(), sizeof(int) * 3,
-                       cudaMemcpyHostToDevice), cudaSuccess);
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
   const auto mixed = run();
   const size_t row = alone.size() / 3;
   for (size_t i = 0; i < row; ++i) ASSERT_EQ(alone[i], mixed[i]) << "element " << i;

@@ -16,8 +16,8 @@ TEST(ReadFloor, GrowsWithTheBytesAndApproachesThePeak) {
   TimingOptions graph;
   const double small = time_read_floor(2.0e6, 16, graph, stream).median_us;
   const double large = time_read_floor(512.0e6, 1, graph, stream).median_us;
-  EXPECT_GT(small, 0.5);    // a graph-launched kernel never takes nothing
-  EXPECT_LT(small, 50.0);   // ~3 us on an H200
+  EXPECT_GT(small, 0.5);   // a graph-launched kernel never takes nothing
+  EXPECT_LT(small, 50.0);  // ~3 us on an H200
   EXPECT_GT(large, 20 * small);
   const double peak = measure_peak_read_gbps(2.0e9, 5);
   const double large_gbps = 512.0e6 / (large * 1e-6) / 1e9;

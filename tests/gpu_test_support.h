@@ -11,7 +11,7 @@ inline bool has_cuda_device() {
   return ok;
 }
 
-#define MHA_REQUIRE_GPU()                                                   \
-  do {                                                                      \
+#define MHA_REQUIRE_GPU()                                                       \
+  do {                                                                          \
     if (!has_cuda_device()) GTEST_SKIP() << "no CUDA device: GPU test skipped"; \
   } while (0)

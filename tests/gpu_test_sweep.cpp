@@ -12,8 +12,8 @@
 #include <tuple>
 
 #include "gpu_test_support.h"
-#include "test_support.h"
 #include "report_json.h"
+#include "test_support.h"
 
 namespace mha {
 namespace {
@@ -68,7 +68,8 @@ TEST_F(Sweep, TinySweepWritesPassedTimedRows) {
   EXPECT_NE(r.meta.nvidia_driver_version, r.meta.driver_version);
   EXPECT_GT(r.meta.wall_time_s, 0);
   for (const auto& row : r.rows) {
-    EXPECT_EQ(row.status, Status::kPassed) << row.kernel << " " << row.problem.name << ": " << row.reason;
+    EXPECT_EQ(row.status, Status::kPassed)
+        << row.kernel << " " << row.problem.name << ": " << row.reason;
     EXPECT_GT(row.time.median_us, 0);
     EXPECT_GT(row.time.samples, 0);
     EXPECT_GT(row.achieved_gbps, 0);
@@ -84,8 +85,8 @@ TEST_F(Sweep, DevicesAndShardsGiveTheSameRows) {
   ASSERT_EQ(run(kSweep + " --devices 0 --out " + out("devices")), 0);
   ASSERT_EQ(run(kSweep + " --shard 0/2 --out " + out("s0")), 0);
   ASSERT_EQ(run(kSweep + " --shard 1/2 --out " + out("s1")), 0);
-  ASSERT_EQ(run(std::string(MHA_TUNE_BINARY) + " merge " + out("s0") + ".json " + out("s1") + ".json --out " +
-                out("merged")),
+  ASSERT_EQ(run(std::string(MHA_TUNE_BINARY) + " merge " + out("s0") + ".json " + out("s1") +
+                ".json --out " + out("merged")),
             0);
   const auto expected = keys(read_report_json(out("one") + ".json"));
   EXPECT_EQ(keys(read_report_json(out("devices") + ".json")), expected);

@@ -1,5 +1,5 @@
-// Host tests for the float64 CPU reference (src/verify/reference.h) on cases small enough to compute by
-// hand: one key, equal scores, sinks, windows, chunks and the GQA head mapping.
+// Host tests for the float64 CPU reference (src/verify/reference.h) on cases small enough to
+// compute by hand: one key, equal scores, sinks, windows, chunks and the GQA head mapping.
 #include <gtest/gtest.h>
 
 #include <cmath>

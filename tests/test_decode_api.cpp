@@ -83,8 +83,9 @@ TEST(DecodeApi, FallsBackToTheFamilysFirstKernelAndTheRule) {
   const mha::DecodeChoice c = mha::choose_decode(s, 132);
   const mha::KernelEntry* first = nullptr;
   for (const auto& k : mha::kernel_registry())
-    if (!first && k.traits.dtype == "fp16" && k.traits.out_dtype == "fp32" && k.traits.kv == "paged" &&
-        k.traits.group == 4 && k.traits.depth == 128 && k.traits.mask == "null" && !k.traits.has_sink)
+    if (!first && k.traits.dtype == "fp16" && k.traits.out_dtype == "fp32" &&
+        k.traits.kv == "paged" && k.traits.group == 4 && k.traits.depth == 128 &&
+        k.traits.mask == "null" && !k.traits.has_sink)
       first = &k;
   EXPECT_EQ(c.kernel, first) << c.reason;
   EXPECT_FALSE(c.is_tuned);

@@ -1,5 +1,6 @@
-// Host tests for the typed errors (src/common/errors.h): a failed CUDA call names the call and the error
-// for the user, and keeps the source location apart (a debug detail, not part of the message).
+// Host tests for the typed errors (src/common/errors.h): a failed CUDA call names the call and the
+// error for the user, and keeps the source location apart (a debug detail, not part of the
+// message).
 #include <gtest/gtest.h>
 
 #include <string>

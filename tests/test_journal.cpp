@@ -12,7 +12,6 @@
 
 #include "errors.h"
 #include "journal.h"
-
 #include "test_support.h"
 
 namespace mha {
@@ -74,14 +73,16 @@ TEST(Journal, RowsAreOnDiskAsSoonAsAppended) {
 
 TEST(Journal, EveryEventCarriesItsWallClockTime) {
   const std::string path = temp_path("times.jsonl");
-  const double before = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double before =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   {
     Journal j = Journal::open_new(path, meta());
     j.append_started(point("k1", "p1", 1));
     j.append_started("k2|p1|p1");
     j.append_row(measured(point("k1", "p1", 1), 10));
   }
-  const double after = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double after =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::istringstream lines(read_all(path));
   std::string line;
   std::getline(lines, line);  // the metadata

@@ -1,6 +1,6 @@
-// Host tests for the seeded length mixes (src/problems/length_mix.h) and the problem specs that use them:
-// the same seed gives the same batch, each mix has the shape its name promises, names are stable,
-// and misuse names the key. tests/test_peers.py checks that Python draws the same lengths.
+// Host tests for the seeded length mixes (src/problems/length_mix.h) and the problem specs that use
+// them: the same seed gives the same batch, each mix has the shape its name promises, names are
+// stable, and misuse names the key. tests/test_peers.py checks that Python draws the same lengths.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,7 +27,7 @@ TEST(LengthMix, SeededAndShapedAsNamed) {
   const auto chat = mix_lengths("lognormal", 2001, 4096, 3, kMax, "t");
   std::vector<int> sorted = chat;
   std::nth_element(sorted.begin(), sorted.begin() + 1000, sorted.end());
-  EXPECT_NEAR(sorted[1000], 4096, 400);  // median = keys
+  EXPECT_NEAR(sorted[1000], 4096, 400);                              // median = keys
   EXPECT_GT(*std::max_element(chat.begin(), chat.end()), 4 * 4096);  // a long tail
 
   const auto one = mix_lengths("one_long", 32, 65536, 1, kMax, "t");
@@ -55,8 +55,8 @@ TEST(LengthMix, SpecsNameTheirMixStably) {
   EXPECT_EQ(ps[1].lengths, mix_lengths("one_long", 32, 65536, 1, kMax, "t"));
   EXPECT_EQ(ps[1].shape.ragged_lengths, ps[1].lengths);  // reports carry every length
   EXPECT_NE(ps[1].shape.name.find("_one_long32x65536s1"), std::string::npos) << ps[1].shape.name;
-  const auto named =
-      instantiate(parse_problem_spec("name=chat,mix=lognormal,batch=8,keys=4096,mix_seed=5"), t, &why);
+  const auto named = instantiate(
+      parse_problem_spec("name=chat,mix=lognormal,batch=8,keys=4096,mix_seed=5"), t, &why);
   EXPECT_EQ(named[0].shape.name, "chat_n4096");
   EXPECT_EQ(named[0].shape.lengths, "lognormal8x4096s5");
 }
@@ -75,7 +75,8 @@ TEST(LengthMix, MisuseNamesTheKey) {
   EXPECT_NE(error("mix=lognormal,keys=5").find("'batch'"), std::string::npos);
   EXPECT_NE(error("mix=lognormal,batch=2").find("'keys'"), std::string::npos);
   EXPECT_NE(error("mix=lognormal,batch=2,keys=5,lengths=3:4").find("'lengths'"), std::string::npos);
-  EXPECT_NE(error("mix=lognormal,batch=2,keys=5,mix_seed=-1").find("'mix_seed'"), std::string::npos);
+  EXPECT_NE(error("mix=lognormal,batch=2,keys=5,mix_seed=-1").find("'mix_seed'"),
+            std::string::npos);
 }
 
 }  // namespace

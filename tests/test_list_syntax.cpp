@@ -1,5 +1,5 @@
-// Host tests for the list syntax of inline specs and CLI lists (src/problems/list_syntax.h): plain lists
-// keep their meaning, x/+/pow2 ranges expand inclusively, malformed ranges name the key.
+// Host tests for the list syntax of inline specs and CLI lists (src/problems/list_syntax.h): plain
+// lists keep their meaning, x/+/pow2 ranges expand inclusively, malformed ranges name the key.
 #include <gtest/gtest.h>
 
 #include <string>

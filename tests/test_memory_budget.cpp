@@ -1,6 +1,6 @@
-// Host tests for the device-memory estimate of a problem (src/sweep/memory_budget.h): the bytes follow
-// ProblemData's, StepBuffers' and the GPU reference's allocations, and a problem that needs more
-// than the (injected) free memory gets a sentence naming what it needs and what is free.
+// Host tests for the device-memory estimate of a problem (src/sweep/memory_budget.h): the bytes
+// follow ProblemData's, StepBuffers' and the GPU reference's allocations, and a problem that needs
+// more than the (injected) free memory gets a sentence naming what it needs and what is free.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -11,7 +11,6 @@
 #include "merge.h"
 #include "report_json.h"
 #include "sharding.h"
-
 #include "test_support.h"
 
 namespace mha {

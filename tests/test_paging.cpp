@@ -16,7 +16,8 @@ namespace {
 constexpr int kDepth = 64;
 const std::vector<int> kLens = {1, 37, 100, 16, 45};  // none a multiple of 7; some not of 16
 
-// Both page orders: NHD ([page_size][kv_heads][depth] a page) and HND ([kv_heads][page_size][depth]).
+// Both page orders: NHD ([page_size][kv_heads][depth] a page) and HND
+// ([kv_heads][page_size][depth]).
 long long expected_offset(bool hnd, int page, int page_size, int key, int kv_heads, int h) {
   const long long slot = key % page_size;
   if (hnd) return ((static_cast<long long>(page) * kv_heads + h) * page_size + slot) * kDepth;
@@ -25,48 +26,49 @@ long long expected_offset(bool hnd, int page, int page_size, int key, int kv_hea
 
 TEST(Paging, PagedRowsAreDistinctInBoundsAndFollowThePageTable) {
   for (bool hnd : {false, true})
-  for (int page_size : {1, 7, 16}) {
-    const int batch = static_cast<int>(kLens.size()), kv_heads = 3;
-    const int max_len = *std::max_element(kLens.begin(), kLens.end());
-    const int max_pages = (max_len + page_size - 1) / page_size;
-    int num_pages = 0;
-    for (int n : kLens) num_pages += (n + page_size - 1) / page_size;
-    num_pages += 2;  // spare pages nobody uses
-    std::vector<int> physical(num_pages);
-    std::iota(physical.begin(), physical.end(), 0);
-    std::shuffle(physical.begin(), physical.end(), std::mt19937(page_size));
-    std::vector<int> table(size_t(batch) * max_pages, -1);
-    int next = 0;
-    for (int b = 0; b < batch; ++b)
-      for (int i = 0; i < (kLens[b] + page_size - 1) / page_size; ++i)
-        table[size_t(b) * max_pages + i] = physical[next++];
+    for (int page_size : {1, 7, 16}) {
+      const int batch = static_cast<int>(kLens.size()), kv_heads = 3;
+      const int max_len = *std::max_element(kLens.begin(), kLens.end());
+      const int max_pages = (max_len + page_size - 1) / page_size;
+      int num_pages = 0;
+      for (int n : kLens) num_pages += (n + page_size - 1) / page_size;
+      num_pages += 2;  // spare pages nobody uses
+      std::vector<int> physical(num_pages);
+      std::iota(physical.begin(), physical.end(), 0);
+      std::shuffle(physical.begin(), physical.end(), std::mt19937(page_size));
+      std::vector<int> table(size_t(batch) * max_pages, -1);
+      int next = 0;
+      for (int b = 0; b < batch; ++b)
+        for (int i = 0; i < (kLens[b] + page_size - 1) / page_size; ++i)
+          table[size_t(b) * max_pages + i] = physical[next++];
 
-    DecodeParams p;
-    p.batch = batch;
-    p.kv_heads = kv_heads;
-    set_page_size(p, page_size);
-    p.max_pages_per_seq = max_pages;
-    p.page_table = table.data();
-    if (hnd)  // the packed layout, as the launcher fills it
-      PagedHndKv::fill_strides(p, kDepth);
-    else
-      PagedKv::fill_strides(p, kDepth);
-    const long long total = (long long)num_pages * page_size * kv_heads * kDepth;
-    std::set<long long> seen;
-    for (int b = 0; b < batch; ++b)
-      for (int key = 0; key < kLens[b]; ++key)
-        for (int h = 0; h < kv_heads; ++h) {
-          const long long off = hnd ? PagedHndKv::row_offset(p, b, key, h, kDepth)
-                                    : PagedKv::row_offset(p, b, key, h, kDepth);
-          const int page = table[size_t(b) * max_pages + key / page_size];
-          const long long expect = expected_offset(hnd, page, page_size, key, kv_heads, h);
-          ASSERT_EQ(off, expect) << "hnd=" << hnd << " page_size=" << page_size << " b=" << b << " key=" << key;
-          ASSERT_GE(off, 0);
-          ASSERT_LE(off + kDepth, total);
-          ASSERT_EQ(off % kDepth, 0);
-          ASSERT_TRUE(seen.insert(off).second) << "row reused: b=" << b << " key=" << key;
-        }
-  }
+      DecodeParams p;
+      p.batch = batch;
+      p.kv_heads = kv_heads;
+      set_page_size(p, page_size);
+      p.max_pages_per_seq = max_pages;
+      p.page_table = table.data();
+      if (hnd)  // the packed layout, as the launcher fills it
+        PagedHndKv::fill_strides(p, kDepth);
+      else
+        PagedKv::fill_strides(p, kDepth);
+      const long long total = (long long)num_pages * page_size * kv_heads * kDepth;
+      std::set<long long> seen;
+      for (int b = 0; b < batch; ++b)
+        for (int key = 0; key < kLens[b]; ++key)
+          for (int h = 0; h < kv_heads; ++h) {
+            const long long off = hnd ? PagedHndKv::row_offset(p, b, key, h, kDepth)
+                                      : PagedKv::row_offset(p, b, key, h, kDepth);
+            const int page = table[size_t(b) * max_pages + key / page_size];
+            const long long expect = expected_offset(hnd, page, page_size, key, kv_heads, h);
+            ASSERT_EQ(off, expect)
+                << "hnd=" << hnd << " page_size=" << page_size << " b=" << b << " key=" << key;
+            ASSERT_GE(off, 0);
+            ASSERT_LE(off + kDepth, total);
+            ASSERT_EQ(off % kDepth, 0);
+            ASSERT_TRUE(seen.insert(off).second) << "row reused: b=" << b << " key=" << key;
+          }
+    }
 }
 
 // page_row_offset composes page · page_stride + in_page · row_stride + head_offset from int
@@ -86,12 +88,15 @@ void expect_strides_compose(bool hnd) {
           for (int in_page : {0, page_size / 2, page_size - 1})
             for (int h = 0; h < kv_heads; ++h) {
               const long long layout =
-                  hnd ? ((static_cast<long long>(page) * kv_heads + h) * page_size + in_page) * depth
-                      : ((static_cast<long long>(page) * page_size + in_page) * kv_heads + h) * depth;
+                  hnd ? ((static_cast<long long>(page) * kv_heads + h) * page_size + in_page) *
+                            depth
+                      : ((static_cast<long long>(page) * page_size + in_page) * kv_heads + h) *
+                            depth;
               ASSERT_EQ(Kv::page_row_offset(p, page, in_page, h, depth), layout)
                   << "hnd=" << hnd << " page_size=" << page_size << " kv_heads=" << kv_heads
                   << " depth=" << depth << " page=" << page << " in_page=" << in_page << " h=" << h;
-              ASSERT_LT(in_page * Kv::row_stride(p, depth) + Kv::head_offset(p, h, depth), Kv::page_stride(p, depth));
+              ASSERT_LT(in_page * Kv::row_stride(p, depth) + Kv::head_offset(p, h, depth),
+                        Kv::page_stride(p, depth));
             }
       }
 }

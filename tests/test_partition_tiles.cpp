@@ -49,26 +49,29 @@ void check_split(Split split, Shape shape) {
 }
 
 TEST(PartitionTiles, FirstApartEveryTileOnceFirstTileKnownRestContiguousBalanced) {
-  check_split(mha::partition_tiles_first_apart, [](int tiles, int parts, int part, const std::vector<int>& read) {
-    if (read.empty()) return;
-    ASSERT_EQ(read[0], part) << tiles << " tiles, " << parts << " parts";
-    for (size_t i = 1; i < read.size(); ++i) {
-      ASSERT_GE(read[i], parts) << "the run starts after the P first tiles";
-      if (i > 1) {
-        ASSERT_EQ(read[i], read[i - 1] + 1) << "the run is contiguous";
-      }
-    }
-  });
+  check_split(mha::partition_tiles_first_apart,
+              [](int tiles, int parts, int part, const std::vector<int>& read) {
+                if (read.empty()) return;
+                ASSERT_EQ(read[0], part) << tiles << " tiles, " << parts << " parts";
+                for (size_t i = 1; i < read.size(); ++i) {
+                  ASSERT_GE(read[i], parts) << "the run starts after the P first tiles";
+                  if (i > 1) {
+                    ASSERT_EQ(read[i], read[i - 1] + 1) << "the run is contiguous";
+                  }
+                }
+              });
 }
 
 TEST(PartitionTiles, OneRunEveryTileOnceConsecutiveInPartitionOrderBalanced) {
   int previous_end = 0;
-  check_split(mha::partition_tiles_one_run, [&](int tiles, int parts, int part, const std::vector<int>& read) {
-    if (part == 0) previous_end = 0;
-    for (size_t i = 0; i < read.size(); ++i)
-      ASSERT_EQ(read[i], previous_end + static_cast<int>(i)) << tiles << " tiles, " << parts << " parts, part " << part;
-    previous_end += static_cast<int>(read.size());
-  });
+  check_split(mha::partition_tiles_one_run,
+              [&](int tiles, int parts, int part, const std::vector<int>& read) {
+                if (part == 0) previous_end = 0;
+                for (size_t i = 0; i < read.size(); ++i)
+                  ASSERT_EQ(read[i], previous_end + static_cast<int>(i))
+                      << tiles << " tiles, " << parts << " parts, part " << part;
+                previous_end += static_cast<int>(read.size());
+              });
 }
 
 TEST(PartitionTiles, MorePartitionsThanTilesLeavesTheRestEmpty) {

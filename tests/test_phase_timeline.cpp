@@ -27,7 +27,8 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
   std::vector<DecodeBlockStamps> decode;
   for (int i = 0; i < 4; ++i) decode.push_back(working_block(1000 + 100 * i, i % 2));
   DecodeBlockStamps idle;  // past the plan: no tile, exits at once
-  idle.start_ns = 1050, idle.exit_ns = 1080, idle.start_cycle = 5, idle.exit_cycle = 65, idle.sm = 0;
+  idle.start_ns = 1050, idle.exit_ns = 1080, idle.start_cycle = 5, idle.exit_cycle = 65,
+  idle.sm = 0;
   decode.push_back(idle);
   decode.push_back(DecodeBlockStamps{});  // never stamped (not launched): ignored
   std::vector<ReduceBlockStamps> reduce = {{1500, 7000, 8000}, {1600, 6900, 7900}, {1700, 0, 1750}};
@@ -35,7 +36,7 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
   const PhaseSummary s = summarise_phases(decode, reduce, 1.0);
   EXPECT_EQ(s.decode_blocks, 5);
   EXPECT_EQ(s.working_blocks, 4);
-  EXPECT_EQ(s.max_blocks_per_sm, 2);  // working blocks only: the idle one shares SM 0
+  EXPECT_EQ(s.max_blocks_per_sm, 2);      // working blocks only: the idle one shares SM 0
   EXPECT_DOUBLE_EQ(s.ns_per_cycle, 0.5);  // calibrated from the long blocks, not the nominal 1.0
   EXPECT_NEAR(s.start_spread_us, 0.3, 1e-9);
   EXPECT_NEAR(s.ramp_us, 1.0, 1e-9);
@@ -56,8 +57,9 @@ TEST(PhaseTimeline, PhasesOfKnownStamps) {
 
 TEST(PhaseTimeline, ShortBlocksUseTheNominalClockAndNoReduceLeavesItsColumnsEmpty) {
   DecodeBlockStamps b;
-  b.start_ns = 100, b.exit_ns = 600, b.start_cycle = 0, b.first_tile_cycle = 100, b.loop_end_cycle = 300,
-  b.merged_cycle = 320, b.cluster_met_cycle = 360, b.combined_cycle = 376, b.exit_cycle = 400;  // a cluster combine
+  b.start_ns = 100, b.exit_ns = 600, b.start_cycle = 0, b.first_tile_cycle = 100,
+  b.loop_end_cycle = 300, b.merged_cycle = 320, b.cluster_met_cycle = 360, b.combined_cycle = 376,
+  b.exit_cycle = 400;  // a cluster combine
   const PhaseSummary s = summarise_phases({b}, {}, 1.25);
   EXPECT_DOUBLE_EQ(s.ns_per_cycle, 1.25);
   EXPECT_NEAR(s.ramp_us, 0.125, 1e-12);
@@ -70,7 +72,9 @@ TEST(PhaseTimeline, ShortBlocksUseTheNominalClockAndNoReduceLeavesItsColumnsEmpt
   EXPECT_NEAR(s.step_us, 0.5, 1e-12);
   const std::string row = phase_table_row("k", "p", "1", s, 2.25);
   EXPECT_NE(row.find("| k | p | 1 | 1 (1) |"), std::string::npos) << row;
-  EXPECT_NE(row.find(" / 0.05 / 0.05 (0.03) | 0.50 | - | - | - | 0.50 | 2.25 | 500 |"), std::string::npos) << row;
+  EXPECT_NE(row.find(" / 0.05 / 0.05 (0.03) | 0.50 | - | - | - | 0.50 | 2.25 | 500 |"),
+            std::string::npos)
+      << row;
 }
 
 TEST(PhaseTimeline, NothingStampedIsAnError) {

@@ -82,6 +82,23 @@ class PureTest(unittest.TestCase):  # no matplotlib needed
         best = pr.best_rows(rows)
         self.assertEqual(best["b1_h32_kv8_d128_n32768_bf16_contig_null"]["status"], "passed")
 
+    def test_cache_dtypes_and_soft_caps_are_separate_lines(self):
+        pr = load_module()
+        rows = [row(1, keys, 2, False, 1, 10 + keys / 1e3) for keys in (512, 4096)]
+        fp8 = [row(1, keys, 2, False, 1, 6 + keys / 1e3) for keys in (512, 4096)]
+        capped = [row(1, keys, 2, False, 1, 12 + keys / 1e3) for keys in (512, 4096)]
+        for r in fp8:
+            r["problem"]["kv_dtype"] = "e4m3"
+            r["problem"]["name"] += "_kve4m3"
+        for r in capped:
+            r["problem"]["soft_cap"] = 50.0
+            r["problem"]["name"] += "_cap50"
+        lines = pr.bandwidth_series(pr.best_rows(rows + fp8 + capped).values())
+        self.assertEqual(len(lines), 3, list(lines))  # bf16, e4m3 and capped: three lines
+        keys = list(lines)
+        labels = sorted(pr.shape_label(k, pr.varying_fields(keys)) for k in keys)
+        self.assertEqual(labels, ["b1 h32/kv8", "b1 h32/kv8 cap 50", "b1 h32/kv8 kv e4m3"])
+
     def test_page_sizes_are_separate_lines(self):
         pr = load_module()
         rows = [row(1, keys, 2, False, 1, 10 + keys / 1e3 + page / 10, page_size=page)
@@ -92,8 +109,7 @@ class PureTest(unittest.TestCase):  # no matplotlib needed
         for key, pts in lines.items():
             self.assertEqual([k for k, _ in pts], [512, 4096])
         keys = list(lines)
-        varying = [len({k[i] for k in keys}) > 1 for i in range(3, 9)]
-        labels = sorted(pr.shape_label(k, varying) for k in keys)
+        labels = sorted(pr.shape_label(k, pr.varying_fields(keys)) for k in keys)
         self.assertEqual(labels, ["b1 h32/kv8 page 16", "b1 h32/kv8 page 64"])
         # Contiguous problems carry page_size 0 and stay one line.
         contig = pr.bandwidth_series(pr.best_rows(synthetic_report()["rows"]).values())

@@ -1,5 +1,6 @@
 // Host tests for problem specs, instantiation, names, step bytes and the built-in suites
-// (src/problems/problem.h): errors name the key, and the suites contain docs/design.md's edge cases.
+// (src/problems/problem.h): errors name the key, and the suites contain docs/design.md's edge
+// cases.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,7 +10,6 @@
 #include "errors.h"
 #include "problem.h"
 #include "problem_data.h"
-
 #include "test_support.h"
 
 namespace mha {
@@ -124,11 +124,13 @@ TEST(Problem, Fp8CachesAndSoftCapsAreNamedCountedAndMatchedOnlyWhenSaid) {
   // A spec gets an fp8 cache and a cap only by saying so.
   EXPECT_TRUE(instantiate(parse_problem_spec("keys=512"), fp8, &why).empty());
   EXPECT_NE(why.find("kv_dtype e4m3 != bf16"), std::string::npos) << why;
-  const auto p = instantiate(parse_problem_spec("keys=131072,kv_heads=8,kv_dtype=e4m3,soft_cap=50"), fp8, &why);
+  const auto p = instantiate(parse_problem_spec("keys=131072,kv_heads=8,kv_dtype=e4m3,soft_cap=50"),
+                             fp8, &why);
   ASSERT_EQ(p.size(), 1u) << why;
   EXPECT_EQ(p[0].shape.name, "b1_h32_kv8_d128_n131072_bf16_kve4m3_contig_null_cap50");
   EXPECT_EQ(p[0].shape.kv_scale, "tensor");
-  const auto head = instantiate(parse_problem_spec("keys=8,kv_dtype=e4m3,kv_scale=head,soft_cap=2.5"), fp8, &why);
+  const auto head =
+      instantiate(parse_problem_spec("keys=8,kv_dtype=e4m3,kv_scale=head,soft_cap=2.5"), fp8, &why);
   ASSERT_EQ(head.size(), 1u) << why;
   EXPECT_EQ(head[0].shape.name, "b1_h32_kv8_d128_n8_bf16_kve4m3h_contig_null_cap2.5");
   // One byte per cached element: half the K/V bytes of a bf16 cache; q and output unchanged.

@@ -27,8 +27,8 @@ void write_file(const std::string& path, const std::string& text) {
 ResultRow full_row() {
   ResultRow r;
   r.kernel = "decode_fp16_d64_g7_paged_window_sink_bm16_bn32_bk64_wm16_wn32_t256_s3_wsk";
-  r.traits = {"fp16", "fp32", "e5m2", 64, 7, "paged", "window", true, true, 16,
-              32,     64,     16,     32, 256, 3,      true,     49152};
+  r.traits = {"fp16", "fp32", "e5m2", 64, 7,  "paged", "window", true, true,
+              16,     32,     64,     16, 32, 256,     3,        true, 49152};
   r.problem.name = "b3_h14_kv2_d64_n777_paged_window";
   r.problem.batch = 3;
   r.problem.heads = 14;
@@ -216,7 +216,7 @@ TEST(ReportJson, BadInputNamesFileAndKey) {
 
   j = report_to_json(full_meta(), {full_row()});
   EXPECT_EQ(j["rows"][0]["problem"]["total_keys"], 1078);  // 1 + 777 + 300
-  j["rows"][0]["problem"]["ragged_lengths"] = {1, 777};  // batch is 3
+  j["rows"][0]["problem"]["ragged_lengths"] = {1, 777};    // batch is 3
   EXPECT_NE(read_error("short_lengths.json", j.dump()).find("rows[0].problem.ragged_lengths"),
             std::string::npos);
   j["rows"][0]["problem"]["ragged_lengths"] = {1, 0, 300};
@@ -344,25 +344,46 @@ TEST(ReportCsv, OneLinePerRowWithEveryColumn) {
   ASSERT_EQ(rows.size(), 3u);
   const auto columns = report_csv_columns();
   EXPECT_EQ(rows[0], columns);
-  for (const char* c : {"kernel",       "dtype",
-                        "out_dtype",    "depth",
-                        "group",        "kv",
-                        "mask",         "sink",
-                        "bm",           "bn",
-                        "bk",           "wm",
-                        "wn",           "threads",
-                        "stages",       "warp_split_k",
-                        "smem_bytes",   "partitions",   "split",        "plan_us",
-                        "status",       "reason",
-                        "median_us",    "min_us",
-                        "mean_us",      "stdev_us",
-                        "samples",      "bytes",
-                        "gbps",         "peak_fraction",
-                        "floor_us",     "time_over_floor",
-                        "rel_l2_error", "max_abs_error",
-                        "sm_clock_mhz", "throttled",
-                        "device",       "batch",
-                        "heads",        "kv_heads",
+  for (const char* c : {"kernel",
+                        "dtype",
+                        "out_dtype",
+                        "depth",
+                        "group",
+                        "kv",
+                        "mask",
+                        "has_sink",
+                        "bm",
+                        "bn",
+                        "bk",
+                        "wm",
+                        "wn",
+                        "threads",
+                        "stages",
+                        "warp_split_k",
+                        "smem_bytes",
+                        "partitions",
+                        "split",
+                        "plan_us",
+                        "status",
+                        "reason",
+                        "median_us",
+                        "min_us",
+                        "mean_us",
+                        "stdev_us",
+                        "samples",
+                        "bytes",
+                        "achieved_gbps",
+                        "peak_fraction",
+                        "floor_us",
+                        "time_over_floor",
+                        "rel_l2_error",
+                        "max_abs_error",
+                        "sm_clock_mhz",
+                        "throttled",
+                        "device",
+                        "batch",
+                        "heads",
+                        "kv_heads",
                         "keys"}) {
     EXPECT_NE(std::find(columns.begin(), columns.end(), c), columns.end()) << c;
   }
@@ -373,7 +394,7 @@ TEST(ReportCsv, OneLinePerRowWithEveryColumn) {
   EXPECT_EQ(col("reason"), full_row().reason);
   EXPECT_EQ(col("status"), "incorrect");
   EXPECT_EQ(col("bm"), "16");
-  EXPECT_EQ(col("sink"), "1");
+  EXPECT_EQ(col("has_sink"), "1");
   EXPECT_EQ(col("median_us"), "12.5");
   EXPECT_EQ(col("lengths"), "ragged:1,777,300");
 }
@@ -382,9 +403,9 @@ TEST(ReportCsv, OneLinePerRowWithEveryColumn) {
 // The field table writes back exactly what the H200 runs wrote: every committed report's rows,
 // read and written again, equal the file's rows, but for fields added since (plan_us).
 TEST(Report, RowsRoundTripTheCommittedReportsExactly) {
-  for (const char* name : {"results/h200_2026-11-29_ragged_ours.json",
-                           "results/h200_2026-11-29_serving2_ours.json",
-                           "results/h200_2026-11-29_default.json"}) {
+  for (const char* name :
+       {"results/h200_2026-11-29_ragged_ours.json", "results/h200_2026-11-29_serving2_ours.json",
+        "results/h200_2026-11-29_default.json"}) {
     const std::string path = std::string(MHA_SOURCE_DIR) + "/" + name;
     const nlohmann::json file = read_json_file(path, "a report");
     const Report report = read_report_json(path);

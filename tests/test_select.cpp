@@ -99,8 +99,8 @@ TEST(Select, AutoPartitionsDefaultRule) {
 }
 
 TEST(Select, TheRuleCountsEveryRowBlockOfAKvHead) {
-  EXPECT_EQ(rule_work_units(8, 4, 16), 8);    // the group fits one row block
-  EXPECT_EQ(rule_work_units(1, 64, 16), 4);   // MQA with BM 16: four blocks per KV head
+  EXPECT_EQ(rule_work_units(8, 4, 16), 8);   // the group fits one row block
+  EXPECT_EQ(rule_work_units(1, 64, 16), 4);  // MQA with BM 16: four blocks per KV head
   EXPECT_EQ(rule_work_units(1, 64, 64), 1);
   EXPECT_EQ(rule_work_units(2, 7, 16), 2);
   PartitionRule rule = default_partition_rule();
@@ -161,8 +161,10 @@ TEST(Select, ABucketChoosesASplitPlanWhereItIsFastestAndTheRuleIgnoresPlans) {
   // uniform one (batch 1) where a fixed count wins; plans never enter the fixed-P rule's fit.
   Report r = empty_report();
   const int plan = encode_split_plan({2, 128});
-  add_shape(r, 4, 4096, {1, 4, 16}, [](int p) { return 100.0 + p; }, plan, 70.0);
-  add_shape(r, 1, 4096, {1, 4, 16}, [](int p) { return p == 4 ? 10.0 : 20.0; }, plan, 11.0);
+  add_shape(
+      r, 4, 4096, {1, 4, 16}, [](int p) { return 100.0 + p; }, plan, 70.0);
+  add_shape(
+      r, 1, 4096, {1, 4, 16}, [](int p) { return p == 4 ? 10.0 : 20.0; }, plan, 11.0);
   const Selection s = select_defaults({r}, {"r.json"});
   ASSERT_EQ(s.buckets.size(), 2u);
   for (const BucketChoice& b : s.buckets)
@@ -177,16 +179,20 @@ TEST(Select, ABucketChoosesAClusterSplitWhereItIsFastestAndTheTableSaysSo) {
   // 32k keys: a fixed count wins. Cluster splits never enter the rule (not counts).
   Report r = empty_report();
   const int cluster4 = encode_cluster_split(4);
-  add_shape(r, 1, 512, {1, 4, 8}, [](int p) { return 6.0 + 0.1 * p; }, cluster4, 5.2);
-  add_shape(r, 16, 32768, {1, 4, 8}, [](int p) { return p == 8 ? 100.0 : 150.0; }, cluster4, 160.0);
+  add_shape(
+      r, 1, 512, {1, 4, 8}, [](int p) { return 6.0 + 0.1 * p; }, cluster4, 5.2);
+  add_shape(
+      r, 16, 32768, {1, 4, 8}, [](int p) { return p == 8 ? 100.0 : 150.0; }, cluster4, 160.0);
   const Selection s = select_defaults({r}, {"r.json"});
   ASSERT_EQ(s.buckets.size(), 2u);
   for (const BucketChoice& b : s.buckets)
     EXPECT_EQ(b.partitions, b.key.work_units == 8 ? cluster4 : 8) << bucket_name(b.key);
   EXPECT_LE(s.rule.max_partitions, 8) << "a cluster code is not a partition count";
   EXPECT_NEAR(s.geomean_cost, 1.0, 1e-9);
-  EXPECT_EQ(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, kSmCount).partitions, cluster4);
-  EXPECT_FALSE(is_cluster_split(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, 78).partitions))
+  EXPECT_EQ(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, kSmCount).partitions,
+            cluster4);
+  EXPECT_FALSE(
+      is_cluster_split(lookup_config(s, "bf16", 128, 4, "contig", "null", 8, 512, 78).partitions))
       << "another GPU gets the rule's count";
   // The library's table carries the split, cluster code included, for the bucket's own shape.
   const DefaultsTable t = decisions_of(s);

@@ -59,7 +59,8 @@ void expect_valid(const SplitPlan& plan, const std::vector<VisibleRange>& visibl
   EXPECT_EQ(plan.partial_rows_per_head, next_partial);
   for (size_t i = 1; i < plan.work.size(); ++i)
     EXPECT_GE(plan.work[i - 1].tile_end - plan.work[i - 1].tile_begin,
-              plan.work[i].tile_end - plan.work[i].tile_begin) << "longest first";
+              plan.work[i].tile_end - plan.work[i].tile_begin)
+        << "longest first";
 }
 
 TEST(SplitPlan, OneLongSequenceGetsTheBlocksAndShortOnesOneChunkEach) {
@@ -83,7 +84,8 @@ TEST(SplitPlan, UniformBatchFillsWholeWaves) {
     const SplitPlan plan = build_split_plan(full({131072}), {64, 8, 132}, {per_sm, 256});
     const int blocks = plan.seqs[0].chunks * 8, wave = 132 * per_sm;
     const int waves = (blocks + wave - 1) / wave;
-    EXPECT_GE(blocks, 0.95 * waves * wave) << per_sm << " per SM: " << plan.seqs[0].chunks << " chunks";
+    EXPECT_GE(blocks, 0.95 * waves * wave)
+        << per_sm << " per SM: " << plan.seqs[0].chunks << " chunks";
   }
 }
 
@@ -125,10 +127,13 @@ TEST(SplitPlan, NoLengthsNeedMoreItemsThanTheCapacity) {
   const SplitPlanTarget target{64, 4, 132};
   const SplitPlanKnobs knobs{2, 128};
   const int capacity = split_plan_capacity(5, target, knobs);
-  for (const std::vector<int>& lengths :
-       {std::vector<int>{1, 1, 1, 1, 1}, {131072, 1, 1, 1, 1}, {131072, 131072, 131072, 131072, 131072},
-        {64, 65, 127, 128, 129}, {100000, 3, 70000, 9, 40000}})
-    EXPECT_LE(static_cast<int>(build_split_plan(full(lengths), target, knobs).work.size()), capacity);
+  for (const std::vector<int>& lengths : {std::vector<int>{1, 1, 1, 1, 1},
+                                          {131072, 1, 1, 1, 1},
+                                          {131072, 131072, 131072, 131072, 131072},
+                                          {64, 65, 127, 128, 129},
+                                          {100000, 3, 70000, 9, 40000}})
+    EXPECT_LE(static_cast<int>(build_split_plan(full(lengths), target, knobs).work.size()),
+              capacity);
 }
 
 TEST(SplitPlan, KnobsRoundTripThroughThePartitionsAxis) {
@@ -155,7 +160,8 @@ TEST(SplitPlan, ClusterSplitsAreAThirdKindOnThePartitionsAxis) {
   EXPECT_THROW(encode_cluster_split(1), std::invalid_argument);
   EXPECT_THROW(encode_cluster_split(kMaxClusterPartitions + 1), std::invalid_argument);
   EXPECT_THROW(split_partitions(encode_split_plan({2, 128})), std::logic_error);
-  const std::vector<int> parts = spec_partitions(parse_problem_spec("partitions=1:8:cluster2:cluster8"));
+  const std::vector<int> parts =
+      spec_partitions(parse_problem_spec("partitions=1:8:cluster2:cluster8"));
   ASSERT_EQ(parts.size(), 4u);
   EXPECT_EQ(split_label(parts[2]), "cluster2");
   EXPECT_EQ(split_label(parts[3]), "cluster8");
@@ -181,7 +187,8 @@ TEST(SplitPlan, BadClusterSplitsNameTheWordAndTheRange) {
 }
 
 TEST(SplitPlan, SpecsAddOnePlanPerKnobCombination) {
-  const ProblemSpec spec = parse_problem_spec("partitions=1:16:plan,plan_blocks_per_sm=1:2,plan_min_chunk=256:1024");
+  const ProblemSpec spec =
+      parse_problem_spec("partitions=1:16:plan,plan_blocks_per_sm=1:2,plan_min_chunk=256:1024");
   const std::vector<int> parts = spec_partitions(spec);
   ASSERT_EQ(parts.size(), 6u);
   EXPECT_EQ(parts[0], 1);
@@ -203,7 +210,8 @@ TEST(SplitPlan, PlanningABigRaggedBatchIsCheap) {
   size_t items = 0;
   for (int i = 0; i < reps; ++i) items += build_split_plan(visible, target, {2, 128}).work.size();
   const double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / reps;
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      reps;
   std::printf("build_split_plan, 256 sequences, 8 KV heads: %.1f us per plan, %zu items\n", us,
               items / reps);
   EXPECT_LT(us, 2000.0);

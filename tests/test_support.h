@@ -14,7 +14,8 @@ namespace mha::testing {
 // <tmp>/mha_tune_<suite><pid>, created; one directory per test process so that parallel ctest
 // runs never share files. Every C++ test takes its scratch space from here.
 inline std::filesystem::path temp_dir(const std::string& suite) {
-  const auto dir = std::filesystem::temp_directory_path() / ("mha_tune_" + suite + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mha_tune_" + suite + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir;
 }

@@ -27,8 +27,9 @@ SweepPlanInput input(int sm_count, const std::string& partitions = "") {
 }
 
 TEST(SweepPlan, ProblemsShareTheirKernelsAndResolveAutoAndPlans) {
-  const auto specs = {parse_problem_spec(
-      "dtype=bf16,out_dtype=bf16,kv=contig,batch=1,heads=32,kv_heads=8,keys=4096:131072,partitions=1:auto:plan")};
+  const auto specs = {
+      parse_problem_spec("dtype=bf16,out_dtype=bf16,kv=contig,batch=1,heads=32,kv_heads=8,keys="
+                         "4096:131072,partitions=1:auto:plan")};
   const auto plan = plan_sweep(specs, all_kernels(), input(132));
   ASSERT_EQ(plan.size(), 2u);
   for (const PlannedProblem& p : plan) {
@@ -71,7 +72,8 @@ TEST(SweepPlan, TwoSpecsOfOneProblemRunItOnceWithBothSplits) {
   if (!has_paged) GTEST_SKIP() << "needs a paged kernel in the build";
   const std::vector<ProblemSpec> specs = {
       parse_problem_spec("batch=1,heads=32,kv_heads=8,keys=512,partitions=1:8"),
-      parse_problem_spec("batch=1,heads=32,kv_heads=8,keys=512,kv=paged,page_size=16,partitions=8:cluster8")};
+      parse_problem_spec(
+          "batch=1,heads=32,kv_heads=8,keys=512,kv=paged,page_size=16,partitions=8:cluster8")};
   size_t points = 0;
   const auto problems_of = problems_by_kernel(all_kernels(), specs, "", &points);
   for (const KernelEntry& k : kernel_registry()) {

@@ -297,8 +297,9 @@ int main() {
   mha::DecodeShape llama;
   llama.max_keys = 8192;
   const mha::DecodeChoice choice = mha::choose_decode(llama, 132);
-  std::printf("choose: %s partitions=%d (%s)\n", choice.kernel ? choice.kernel->name.c_str() : "none",
-              choice.partitions, choice.reason.c_str());
+  std::printf("choose: %s partitions=%d (%s)\n",
+              choice.kernel ? choice.kernel->name.c_str() : "none", choice.partitions,
+              choice.reason.c_str());
   if (mha::decode(mha::DecodeParams{}, "decode_not_compiled", nullptr) != cudaErrorInvalidValue) {
     std::fprintf(stderr, "error: an unknown kernel name did not return cudaErrorInvalidValue\n");
     return 1;

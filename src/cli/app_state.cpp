@@ -12,7 +12,8 @@ std::string g_invocation, g_version = "unknown", g_commit = "unknown";
 
 void set_command_exit(int code) { g_exit = code; }
 int command_exit() { return g_exit; }
-void set_invocation(const std::string& command_line, const std::string& version, const std::string& commit) {
+void set_invocation(const std::string& command_line, const std::string& version,
+                    const std::string& commit) {
   g_invocation = command_line;
   g_version = version;
   g_commit = commit;

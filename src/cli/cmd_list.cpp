@@ -30,8 +30,8 @@ void add_list_command(CLI::App& app) {
       fmt::print("{}\n", out.dump(2));
       return;
     }
-    fmt::print("{:<72} {:>4} {:>4} {:>4} {:>4} {:>4} {:>4} {:>5} {:>3} {:>4} {:>8}\n", "kernel", "BM",
-               "BN", "BK", "WM", "WN", "thr", "stage", "wsk", "grp", "smem_KiB");
+    fmt::print("{:<72} {:>4} {:>4} {:>4} {:>4} {:>4} {:>4} {:>5} {:>3} {:>4} {:>8}\n", "kernel",
+               "BM", "BN", "BK", "WM", "WN", "thr", "stage", "wsk", "grp", "smem_KiB");
     for (const auto* k : kernels) {
       const auto& t = k->traits;
       fmt::print("{:<72} {:>4} {:>4} {:>4} {:>4} {:>4} {:>4} {:>5} {:>3} {:>4} {:>8.1f}\n", k->name,

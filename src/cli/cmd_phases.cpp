@@ -44,26 +44,34 @@ int run_phases(const PhasesOptions& o) {
   const auto kernels = select_kernels(o.filters);
   const ReduceMode reduce = reduce_mode_from_name(o.reduce);
   if (reduce == ReduceMode::kFused)
-    throw UsageError("phases: --reduce fused has no reduce launch to stamp; use separate, programmatic or cluster");
+    throw UsageError(
+        "phases: --reduce fused has no reduce launch to stamp; use separate, programmatic or "
+        "cluster");
   const std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
-  if (specs.empty()) throw UsageError("phases: give the problems to stamp (--problem or --problems)");
+  if (specs.empty())
+    throw UsageError("phases: give the problems to stamp (--problem or --problems)");
   size_t planned = 0;
-  std::map<std::string, std::vector<Problem>> problems_of = problems_by_kernel(kernels, specs, "", &planned);
+  std::map<std::string, std::vector<Problem>> problems_of =
+      problems_by_kernel(kernels, specs, "", &planned);
   if (planned == 0)
-    throw UsageError(fmt::format("phases: no selected kernel ({}) computes any problem given; nothing to stamp",
-                                 kernels.size()));
+    throw UsageError(
+        fmt::format("phases: no selected kernel ({}) computes any problem given; nothing to stamp",
+                    kernels.size()));
   require_device(o.device);
   const DeviceProps props = device_props(o.device);
-  const double nominal_ns_per_cycle = props.sm_clock_max_mhz > 0 ? 1e3 / props.sm_clock_max_mhz : 0.5;
+  const double nominal_ns_per_cycle =
+      props.sm_clock_max_mhz > 0 ? 1e3 / props.sm_clock_max_mhz : 0.5;
   for (const KernelEntry* k : kernels)
-    for (Problem& p : problems_of[k->name]) resolve_partitions(p, default_partition_rule(), props.sm_count, k->traits);
+    for (Problem& p : problems_of[k->name])
+      resolve_partitions(p, default_partition_rule(), props.sm_count, k->traits);
 
   cudaStream_t stream = nullptr;
   MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  fmt::print("Phase stamps on {}: µs from the first decode block's start, median of {} steps after {} "
-             "warm-up steps; per-block phases are medians (and maxima) over the blocks with a tile; "
-             "timed step: the point as the sweep times it, in this build.\n\n{}",
-             props.name, o.steps, o.warmup, phase_table_header());
+  fmt::print(
+      "Phase stamps on {}: µs from the first decode block's start, median of {} steps after {} "
+      "warm-up steps; per-block phases are medians (and maxima) over the blocks with a tile; "
+      "timed step: the point as the sweep times it, in this build.\n\n{}",
+      props.name, o.steps, o.warmup, phase_table_header());
   int stamped = 0, failures = 0;
   for (const KernelEntry* k : kernels) {
     for (Problem& problem : problems_of[k->name]) {
@@ -82,7 +90,8 @@ int run_phases(const PhasesOptions& o) {
         const VerifyOutcome v = verify_point(*k, problem, data, partitions, ref, reduce);
         if (v.status != Status::kPassed) {
           failures += v.status != Status::kNotSupported;
-          fmt::print("| {} | {} | {} | {}: {} |\n", k->name, problem.shape.name, split, status_name(v.status), v.reason);
+          fmt::print("| {} | {} | {} | {}: {} |\n", k->name, problem.shape.name, split,
+                     status_name(v.status), v.reason);
           continue;
         }
         StepBuffers buffers(problem, k->traits, partitions, reduce);
@@ -93,13 +102,16 @@ int run_phases(const PhasesOptions& o) {
         }
         std::vector<PhaseSummary> steps;
         for (int i = 0; i < o.steps; ++i) {
-          const PhaseStamps s = run_stamped_step(*k, data, (o.warmup + i) % copies, partitions, buffers, stream);
+          const PhaseStamps s =
+              run_stamped_step(*k, data, (o.warmup + i) % copies, partitions, buffers, stream);
           steps.push_back(summarise_phases(s.decode, s.reduce, nominal_ns_per_cycle));
         }
         // The same point timed as the sweep times it (graph replays, rotated copies), in this
         // build: the timed step less the in-kernel span is the launches and the gaps between them.
-        const double timed_us = time_step(*k, data, partitions, buffers, TimingOptions{}, stream).median_us;
-        fmt::print("{}", phase_table_row(k->name, problem.shape.name, split, median_phases(steps), timed_us));
+        const double timed_us =
+            time_step(*k, data, partitions, buffers, TimingOptions{}, stream).median_us;
+        fmt::print("{}", phase_table_row(k->name, problem.shape.name, split, median_phases(steps),
+                                         timed_us));
         ++stamped;
       }
     }
@@ -117,12 +129,16 @@ int run_phases(const PhasesOptions& o) {
 
 void add_phases_command(CLI::App& app) {
   auto o = std::make_shared<PhasesOptions>();
-  auto* cmd = app.add_subcommand("phases", "Where a step's time goes inside its kernels (a -DMHA_PHASE_CLOCK=ON build)");
+  auto* cmd = app.add_subcommand(
+      "phases", "Where a step's time goes inside its kernels (a -DMHA_PHASE_CLOCK=ON build)");
   add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file,
                         "batch=1,heads=32,kv_heads=8,keys=32768,partitions=16:cluster8");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default), separate or cluster");
-  cmd->add_option("--steps", o->steps, "Stamped steps per point (the table shows their median)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--warmup", o->warmup, "Plain steps before the stamped ones")->check(CLI::Range(0, 100000));
+  cmd->add_option("--reduce", o->reduce,
+                  "Split-K combination: programmatic (default), separate or cluster");
+  cmd->add_option("--steps", o->steps, "Stamped steps per point (the table shows their median)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--warmup", o->warmup, "Plain steps before the stamped ones")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(CLI::NonNegativeNumber);
   cmd->callback([o] { set_command_exit(run_phases(*o)); });

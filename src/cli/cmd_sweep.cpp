@@ -57,7 +57,8 @@ extern "C" void request_stop(int signal_number) {
 }
 
 struct SweepOptions {
-  std::string config, problems_file, out_prefix, timing = "graph", partitions, reduce = "programmatic";
+  std::string config, problems_file, out_prefix, timing = "graph", partitions,
+                                                 reduce = "programmatic";
   std::string devices, shard, rule_file, points_file;
   std::vector<std::string> filters, problem_specs;
   bool resume = false, force = false, quiet = false, warm = false, dry_run = false, json = false;
@@ -157,7 +158,8 @@ struct DeviceLost : std::runtime_error {
 
 // Verifies and times one point into `row` (status, errors, timing).
 void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, const Problem& problem,
-                   int partitions, const ProblemData& data, const std::vector<double>& ref, ResultRow& row) {
+                   int partitions, const ProblemData& data, const std::vector<double>& ref,
+                   ResultRow& row) {
   const VerifyOutcome v = verify_point(k, problem, data, partitions, ref, ctx.reduce);
   row.status = v.status;
   row.reason = v.reason;
@@ -203,7 +205,8 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const PlannedProblem& item) {
         ctx.journal->append_started(row);
       }
       const size_t position = ++ctx.position;
-      const std::string range = fmt::format("{} | {} | p{}", k->name, problem.shape.name, split_label(partitions));
+      const std::string range =
+          fmt::format("{} | {} | p{}", k->name, problem.shape.name, split_label(partitions));
       nvtxRangePushA(range.c_str());
       try {
         if (!data && too_large.empty()) {
@@ -232,8 +235,9 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const PlannedProblem& item) {
           nvtxRangePop();
           std::lock_guard<std::mutex> lock(ctx.journal_mutex);
           ctx.journal->append_row(row);
-          throw DeviceLost(fmt::format("GPU {}: {} (kernel {}, problem {}, partitions {})", w.device,
-                                       e.what(), k->name, problem.shape.name, split_label(partitions)));
+          throw DeviceLost(fmt::format("GPU {}: {} (kernel {}, problem {}, partitions {})",
+                                       w.device, e.what(), k->name, problem.shape.name,
+                                       split_label(partitions)));
         }
       }
       nvtxRangePop();
@@ -247,11 +251,14 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const PlannedProblem& item) {
         best_name = fmt::format("{} p{}", k->name, split_label(partitions));
       }
       if (!o.quiet) {
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count();
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count();
         const double eta = elapsed / measured * (ctx.total - std::min(ctx.total, position));
-        fmt::print("[{}/{}] {:.0f}s, ETA {:.0f}s  gpu{} {} p{}: {} {:.2f} us | best for {}: {:.2f} us ({})\n",
-                   position, ctx.total, elapsed, eta, w.device, k->name, split_label(partitions),
-                   status_name(row.status), row.time.median_us, problem.shape.name, best_us, best_name);
+        fmt::print(
+            "[{}/{}] {:.0f}s, ETA {:.0f}s  gpu{} {} p{}: {} {:.2f} us | best for {}: {:.2f} us "
+            "({})\n",
+            position, ctx.total, elapsed, eta, w.device, k->name, split_label(partitions),
+            status_name(row.status), row.time.median_us, problem.shape.name, best_us, best_name);
       }
     }
   }
@@ -261,8 +268,10 @@ std::vector<int> parse_devices(const std::string& text, int fallback) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) require_device(0);  // throws
   std::vector<int> devices;
-  if (text.empty()) devices = {fallback};
-  else if (text == "all") for (int d = 0; d < count; ++d) devices.push_back(d);
+  if (text.empty())
+    devices = {fallback};
+  else if (text == "all")
+    for (int d = 0; d < count; ++d) devices.push_back(d);
   else {
     std::stringstream in(text);
     std::string item;
@@ -276,7 +285,8 @@ std::vector<int> parse_devices(const std::string& text, int fallback) {
   }
   for (int d : devices)
     if (d < 0 || d >= count)
-      throw UsageError(fmt::format("--devices '{}': device {} does not exist ({} CUDA device(s))", text, d, count));
+      throw UsageError(fmt::format("--devices '{}': device {} does not exist ({} CUDA device(s))",
+                                   text, d, count));
   return devices;
 }
 
@@ -292,7 +302,8 @@ int run_sweep(const SweepOptions& o) {
   std::vector<ProblemSpec> specs = collect_problem_specs(o.problem_specs, o.problems_file);
   if (specs.empty() && !o.config.empty()) specs = read_problem_file(o.config);
   if (specs.empty())
-    throw UsageError("sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");
+    throw UsageError(
+        "sweep: no problems: give --problem, --problems FILE or a --config with a \"suite\"");
   check_problem_coverage(specs, kernels, false);
   SweepContext ctx(o, reduce_mode_from_name(o.reduce));
   if (o.timing != "graph" && o.timing != "stream")
@@ -302,7 +313,8 @@ int run_sweep(const SweepOptions& o) {
     throw UsageError(
         fmt::format("--time-budget {} / --target-error {}: both must be positive numbers",
                     o.time_budget_s, o.target_error));
-  const std::optional<ShardSpec> shard = o.shard.empty() ? std::nullopt : std::optional(parse_shard(o.shard));
+  const std::optional<ShardSpec> shard =
+      o.shard.empty() ? std::nullopt : std::optional(parse_shard(o.shard));
 
   if (o.dry_run) {  // the plan only: no GPU needed; "auto" resolved for --sm-count SMs
     constexpr int kH200SmCount = 132;  // the GPU the estimate's model was measured on
@@ -320,8 +332,9 @@ int run_sweep(const SweepOptions& o) {
   const std::vector<int> devices = parse_devices(o.devices, o.device);
   require_device(devices.front());
   const DeviceProps props = device_props(devices.front());
-  ctx.prefix = !o.out_prefix.empty() ? o.out_prefix
-                                     : fmt::format("results/{}_{}", slug(props.name), utc_now("%Y-%m-%d"));
+  ctx.prefix = !o.out_prefix.empty()
+                   ? o.out_prefix
+                   : fmt::format("results/{}_{}", slug(props.name), utc_now("%Y-%m-%d"));
   const auto parent = std::filesystem::path(ctx.prefix).parent_path();
   std::filesystem::create_directories(parent.empty() ? "." : parent);
   ctx.journal_path = ctx.prefix + ".journal.jsonl";
@@ -335,8 +348,10 @@ int run_sweep(const SweepOptions& o) {
     MHA_CUDA_CHECK(cudaSetDevice(w.device));
     w.props = device_props(w.device);
     if (w.props.name != props.name && !o.quiet)
-      fmt::print(stderr, "warning: GPU {} is a {}, GPU {} a {}\n", w.device, w.props.name, devices[0], props.name);
-    if (!o.quiet) fmt::print("measuring the peak read bandwidth of GPU {} ({}) ...\n", w.device, w.props.name);
+      fmt::print(stderr, "warning: GPU {} is a {}, GPU {} a {}\n", w.device, w.props.name,
+                 devices[0], props.name);
+    if (!o.quiet)
+      fmt::print("measuring the peak read bandwidth of GPU {} ({}) ...\n", w.device, w.props.name);
     w.peak_gbps = measure_peak_read_gbps();
     if (!o.quiet) fmt::print("GPU {}: peak read bandwidth {:.0f} GB/s\n", w.device, w.peak_gbps);
     MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
@@ -350,8 +365,8 @@ int run_sweep(const SweepOptions& o) {
     ctx.journal.emplace(Journal::open_resume(ctx.journal_path));
     const RunMetadata& m = ctx.journal->meta();
     if (shard && (m.shard_index != shard->index || m.shard_count != shard->count))
-      throw UsageError(fmt::format("--resume --shard {}: {} holds shard {}/{}", o.shard, ctx.journal_path,
-                                   m.shard_index, m.shard_count));
+      throw UsageError(fmt::format("--resume --shard {}: {} holds shard {}/{}", o.shard,
+                                   ctx.journal_path, m.shard_index, m.shard_count));
     if (!o.quiet)
       fmt::print(
           "resuming {}: {} point(s) already measured, {} in flight when it stopped (run again)\n",
@@ -363,7 +378,8 @@ int run_sweep(const SweepOptions& o) {
     describe_device(devices.front(), meta);
     meta.timestamp = utc_now("%Y-%m-%dT%H:%M:%SZ");
     meta.config_file = o.config;
-    meta.config_hash = o.config.empty() ? "" : fnv1a_hex(read_text_file(o.config, "the config file"));
+    meta.config_hash =
+        o.config.empty() ? "" : fnv1a_hex(read_text_file(o.config, "the config file"));
     meta.command_line = o.command_line;
     meta.seed = o.seed;
     meta.timing_mode = o.timing;
@@ -398,7 +414,8 @@ int run_sweep(const SweepOptions& o) {
     ctx.shard_keys =
         restrict_to_points(points, read_point_list(o.points_file), ctx.shard_keys, o.points_file);
   ctx.total = ctx.shard_keys ? ctx.shard_keys->size() : points.size();
-  if (ctx.total == 0) throw UsageError("sweep: no selected kernel computes any problem of the suite");
+  if (ctx.total == 0)
+    throw UsageError("sweep: no selected kernel computes any problem of the suite");
   ctx.timing.use_graph = o.timing == "graph";
   ctx.timing.stop.time_budget_s = o.time_budget_s;
   ctx.timing.stop.target_relative_error = o.target_error;
@@ -438,17 +455,19 @@ int run_sweep(const SweepOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count());
   for (const auto& message : lost) fmt::print(stderr, "lost {}\n", message);
   if (!lost.empty() && queue.pending() > 0)
-    throw CudaError(fmt::format("every GPU failed ({}); the journal {} keeps what was measured: rerun with --resume",
-                                lost.back(), ctx.journal_path),
-                    cudaErrorLaunchFailure);
+    throw CudaError(
+        fmt::format(
+            "every GPU failed ({}); the journal {} keeps what was measured: rerun with --resume",
+            lost.back(), ctx.journal_path),
+        cudaErrorLaunchFailure);
   if (g_stop_requested) {
     fmt::print(stderr, "\ninterrupted: {} row(s) kept in {}; rerun with --resume to continue\n",
                ctx.journal->rows().size(), ctx.journal_path);
     return kExitInterrupted;
   }
   print_best_table(ctx.journal->rows());
-  fmt::print("\nreports: {0}.json, {0}.csv (journal {1}); {2} row(s)\n", ctx.prefix, ctx.journal_path,
-             ctx.journal->rows().size());
+  fmt::print("\nreports: {0}.json, {0}.csv (journal {1}); {2} row(s)\n", ctx.prefix,
+             ctx.journal_path, ctx.journal->rows().size());
   if (!lost.empty()) return kExitEnvironment;
   return ctx.incorrect > 0 ? kExitFailure : kExitOk;
 }
@@ -457,33 +476,46 @@ int run_sweep(const SweepOptions& o) {
 
 void add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
-  auto* cmd = app.add_subcommand("sweep", "Verify and time every selected kernel over a problem suite");
-  cmd->add_option("--config", o->config, "Config file whose \"suite\" to sweep (and whose hash to record)");
-  add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file, "batch=8,keys=512:8192");
+  auto* cmd =
+      app.add_subcommand("sweep", "Verify and time every selected kernel over a problem suite");
+  cmd->add_option("--config", o->config,
+                  "Config file whose \"suite\" to sweep (and whose hash to record)");
+  add_selection_options(cmd, o->filters, o->problem_specs, o->problems_file,
+                        "batch=8,keys=512:8192");
   cmd->add_option("--partitions", o->partitions, "Override partitions: a list \"1:4:16\" or auto");
-  cmd->add_option("--rule", o->rule_file, "Partition rule for auto: a `mha-tune select --out-json` file");
+  cmd->add_option("--rule", o->rule_file,
+                  "Partition rule for auto: a `mha-tune select --out-json` file");
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
   cmd->add_flag("--resume", o->resume, "Continue the journal of --out where it stopped");
   cmd->add_flag("--force", o->force,
                 "Replace a journal of --out that holds an earlier sweep's rows (refused without)");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default: a separate reduce launch with programmatic dependent launch, measured fastest), separate (a plain second launch), fused into the decode kernel, or cluster (2..8 fixed partitions combine in the decode launch through distributed shared memory; other splits use programmatic)");
+  cmd->add_option(
+      "--reduce", o->reduce,
+      "Split-K combination: programmatic (default: a separate reduce launch with programmatic "
+      "dependent launch, measured fastest), separate (a plain second launch), fused into the "
+      "decode kernel, or cluster (2..8 fixed partitions combine in the decode launch through "
+      "distributed shared memory; other splits use programmatic)");
   cmd->add_flag("--warm", o->warm, "Do not rotate inputs beyond the L2 (warm-cache timing)");
   cmd->add_option("--time-budget", o->time_budget_s, "Seconds of sampling per point at most");
-  cmd->add_option("--target-error", o->target_error, "Stop sampling once the median's relative error is below this");
+  cmd->add_option("--target-error", o->target_error,
+                  "Stop sampling once the median's relative error is below this");
   cmd->add_option("--device", o->device, "CUDA device index");
-  cmd->add_option("--devices", o->devices, "Several GPUs of this host: all, or a list such as 0,1,3");
+  cmd->add_option("--devices", o->devices,
+                  "Several GPUs of this host: all, or a list such as 0,1,3");
   cmd->add_option("--points", o->points_file,
                   "Only the points this file lists (a `select --suggest ... --out-points` output)");
-  cmd->add_option("--shard", o->shard, "K/N: run the K-th of N deterministic slices (merge them with `merge`)");
+  cmd->add_option("--shard", o->shard,
+                  "K/N: run the K-th of N deterministic slices (merge them with `merge`)");
   cmd->add_option("--seed", o->seed, "Seed of the synthetic inputs")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->add_flag("--dry-run", o->dry_run,
                 "Print the plan (problems x kernels x partitions, this shard's points) and an "
                 "estimated duration, then exit (no GPU needed)");
   cmd->add_flag("--json", o->json, "With --dry-run: print the plan as JSON");
-  cmd->add_option("--sm-count", o->sm_count,
-                  "With --dry-run: resolve \"auto\" partitions for this many SMs (default 132, an H200's)")
+  cmd->add_option(
+         "--sm-count", o->sm_count,
+         "With --dry-run: resolve \"auto\" partitions for this many SMs (default 132, an H200's)")
       ->check(CLI::PositiveNumber);
   cmd->callback([o] {
     o->command_line = invocation_text();

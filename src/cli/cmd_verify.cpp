@@ -50,7 +50,8 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
     write_npy((root / "v.npy").string(), in.v, {B, size_t(in.max_len), Hkv, D});
     write_npy((root / "lengths.npy").string(), in.lengths, {B});
     if (s.has_sink) write_npy((root / "sink_weights.npy").string(), in.sink_logits, {H});
-    write_npy((root / "reference.npy").string(), std::vector<float>(ref.begin(), ref.end()), {B, H, D});
+    write_npy((root / "reference.npy").string(), std::vector<float>(ref.begin(), ref.end()),
+              {B, H, D});
   }
   const std::string out_name = fmt::format("out_{}_p{}.npy", k.name, split_label(partitions));
   write_npy((root / out_name).string(), r.output, {B, H, D});
@@ -60,8 +61,10 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
     const nlohmann::json before = nlohmann::json::parse(std::ifstream(manifest_path));
     if (before.contains("outputs")) manifest["outputs"] = before["outputs"];
   }
-  manifest["outputs"][out_name] = {{"kernel", k.name}, {"partitions", partitions},
-                                   {"status", status_name(r.status)}, {"rel_l2_error", r.error.rel_l2}};
+  manifest["outputs"][out_name] = {{"kernel", k.name},
+                                   {"partitions", partitions},
+                                   {"status", status_name(r.status)},
+                                   {"rel_l2_error", r.error.rel_l2}};
   std::ofstream(manifest_path) << manifest.dump(2) << "\n";
 }
 
@@ -74,7 +77,8 @@ int run_verify(const VerifyOptions& o) {
   // Every problem is built before the device is touched, so that bad input exits 2 (not 3 for
   // "no CUDA device") and a problem set that gives no point is refused instead of passing.
   size_t planned = 0;
-  std::map<std::string, std::vector<Problem>> problems_of = problems_by_kernel(kernels, specs, suite, &planned);
+  std::map<std::string, std::vector<Problem>> problems_of =
+      problems_by_kernel(kernels, specs, suite, &planned);
   if (planned == 0)
     throw UsageError(
         fmt::format("verify: no selected kernel ({}) computes any problem given; "
@@ -84,10 +88,15 @@ int run_verify(const VerifyOptions& o) {
   // "auto" is the partition rule's pick on this GPU (it was silently dropped before).
   const int sm_count = device_props(o.device).sm_count;
   for (const KernelEntry* k : kernels)
-    for (Problem& p : problems_of[k->name]) resolve_partitions(p, default_partition_rule(), sm_count, k->traits);
+    for (Problem& p : problems_of[k->name])
+      resolve_partitions(p, default_partition_rule(), sm_count, k->traits);
 
-  fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {}\n", "kernel", "problem", "P", "rel_l2", "max_abs", "status");
-  struct Tally { int passed = 0, total = 0; double worst = 0; };
+  fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {}\n", "kernel", "problem", "P", "rel_l2",
+             "max_abs", "status");
+  struct Tally {
+    int passed = 0, total = 0;
+    double worst = 0;
+  };
   std::map<std::string, Tally> per_kernel;
   int failures = 0, points = 0, passed = 0;
   for (const KernelEntry* k : kernels) {
@@ -103,7 +112,8 @@ int run_verify(const VerifyOptions& o) {
           ++points;
           ++tally.total;
           fmt::print("{:<70} {:<48} {:>4} {:>10} {:>10}  {} ({})\n", k->name, problem.shape.name,
-                     split_label(partitions), "-", "-", status_name(Status::kNotSupported), *too_large);
+                     split_label(partitions), "-", "-", status_name(Status::kNotSupported),
+                     *too_large);
         }
         continue;
       }
@@ -120,24 +130,25 @@ int run_verify(const VerifyOptions& o) {
         if (!ok && r.status != Status::kNotSupported) ++failures;
         if (!o.quiet || !ok)
           fmt::print("{:<70} {:<48} {:>4} {:>10.3e} {:>10.3e}  {}{}\n", k->name, problem.shape.name,
-                     split_label(partitions), r.error.rel_l2, r.error.max_abs, status_name(r.status),
-                     ok ? "" : " (" + r.reason + ")");
+                     split_label(partitions), r.error.rel_l2, r.error.max_abs,
+                     status_name(r.status), ok ? "" : " (" + r.reason + ")");
         if (!o.dump_dir.empty()) dump_point(o.dump_dir, *k, problem, partitions, data, ref, r);
       }
     }
     if (tally.total == 0)
       fmt::print("{:<70} no problem of this kernel's family in the problem set\n", k->name);
   }
-  fmt::print("\nSummary (suite {}, seed {}):\n{:<70} {:>9} {:>12}\n", suite.empty() ? "-" : suite, o.seed,
-             "kernel", "passed", "worst_rel_l2");
+  fmt::print("\nSummary (suite {}, seed {}):\n{:<70} {:>9} {:>12}\n", suite.empty() ? "-" : suite,
+             o.seed, "kernel", "passed", "worst_rel_l2");
   for (const auto& [name, t] : per_kernel)
     fmt::print("{:<70} {:>4}/{:<4} {:>12.3e}\n", name, t.passed, t.total, t.worst);
   // Points this GPU could not run (too large, or a split the kernel cannot take) are listed
   // above; the summary says how many, and a run that verified none of its points fails.
   const int unsupported = points - passed - failures;
   fmt::print("{} point(s), {} failed, over {} kernel(s){}\n", points, failures, kernels.size(),
-             unsupported > 0 ? fmt::format("; {} of them not supported here (listed above)", unsupported)
-                             : std::string());
+             unsupported > 0
+                 ? fmt::format("; {} of them not supported here (listed above)", unsupported)
+                 : std::string());
   if (passed == 0 && failures == 0) {
     fmt::print("verify: no point could run on this GPU; nothing was verified\n");
     return kExitFailure;
@@ -156,7 +167,8 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "CUDA device index");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->check(CLI::NonNegativeNumber);
   cmd->add_option("--dump", o->dump_dir, "Write inputs, outputs and references as .npy here");
-  cmd->add_option("--reduce", o->reduce, "Split-K combination: programmatic (default), separate, fused or cluster");
+  cmd->add_option("--reduce", o->reduce,
+                  "Split-K combination: programmatic (default), separate, fused or cluster");
   cmd->add_flag("--quiet", o->quiet, "Print only failures and the summary");
   cmd->callback([o] { set_command_exit(run_verify(*o)); });
 }

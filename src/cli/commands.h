@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -31,7 +30,8 @@ void set_command_exit(int code);
 int command_exit();
 
 // The invocation (app_state.cpp), recorded in report metadata.
-void set_invocation(const std::string& command_line, const std::string& version, const std::string& commit);
+void set_invocation(const std::string& command_line, const std::string& version,
+                    const std::string& commit);
 const std::string& invocation_text();
 const std::string& tool_version();
 const std::string& tool_git_commit();

@@ -1,8 +1,8 @@
 // mha-tune: benchmarks and autotunes a flash-decoding attention kernel family.
 // Subcommands live in cmd_*.cpp; this file maps errors to docs/design.md's exit codes.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <string>

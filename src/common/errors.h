@@ -41,10 +41,10 @@ struct CudaError : std::runtime_error {
 }  // namespace mha
 
 // Checks a CUDA runtime call; throws CudaError naming the call (file and line in `location`).
-#define MHA_CUDA_CHECK(call)                                               \
-  do {                                                                     \
-    cudaError_t mha_err_ = (call);                                         \
-    if (mha_err_ != cudaSuccess) {                                         \
-      ::mha::throw_cuda_error(mha_err_, #call, __FILE__, __LINE__);        \
-    }                                                                      \
+#define MHA_CUDA_CHECK(call)                                        \
+  do {                                                              \
+    cudaError_t mha_err_ = (call);                                  \
+    if (mha_err_ != cudaSuccess) {                                  \
+      ::mha::throw_cuda_error(mha_err_, #call, __FILE__, __LINE__); \
+    }                                                               \
   } while (0)

@@ -13,8 +13,11 @@ struct Named {
   const char* name;
 };
 
-constexpr Named<Dtype> kDtypes[] = {{Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp32, "fp32"},
-                                     {Dtype::kE4m3, "e4m3"}, {Dtype::kE5m2, "e5m2"}};
+constexpr Named<Dtype> kDtypes[] = {{Dtype::kBf16, "bf16"},
+                                    {Dtype::kFp16, "fp16"},
+                                    {Dtype::kFp32, "fp32"},
+                                    {Dtype::kE4m3, "e4m3"},
+                                    {Dtype::kE5m2, "e5m2"}};
 constexpr Named<KvKind> kKvKinds[] = {
     {KvKind::kContig, "contig"}, {KvKind::kPaged, "paged"}, {KvKind::kPagedHnd, "paged_hnd"}};
 constexpr Named<MaskKind> kMasks[] = {{MaskKind::kNull, "null"},

@@ -13,7 +13,8 @@ namespace {
 
 __global__ void read_kernel(const uint4* __restrict__ src, size_t count, unsigned* sink) {
   uint32_t acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
     const uint4 v = __ldcs(src + i);  // streaming: do not keep in L2
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }

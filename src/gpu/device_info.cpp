@@ -16,9 +16,10 @@ void require_device(int device) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     cudaGetLastError();
-    throw CudaError(fmt::format("no CUDA device available ({}); verify, sweep and phases need an NVIDIA GPU",
-                                err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)),
-                    err == cudaSuccess ? cudaErrorNoDevice : err);
+    throw CudaError(
+        fmt::format("no CUDA device available ({}); verify, sweep and phases need an NVIDIA GPU",
+                    err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)),
+        err == cudaSuccess ? cudaErrorNoDevice : err);
   }
   if (device < 0 || device >= count)
     throw UsageError(fmt::format("--device {}: this machine has {} CUDA device(s)", device, count));

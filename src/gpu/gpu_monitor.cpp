@@ -22,11 +22,14 @@ struct Nvml {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     auto init = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlInit_v2"));
-    handle_by_index = reinterpret_cast<NvmlHandleByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    handle_by_index =
+        reinterpret_cast<NvmlHandleByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
     clock_info = reinterpret_cast<NvmlClockInfo>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-    throttle_reasons = reinterpret_cast<NvmlThrottleReasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
+    throttle_reasons =
+        reinterpret_cast<NvmlThrottleReasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
     if (!throttle_reasons)
-      throttle_reasons = reinterpret_cast<NvmlThrottleReasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+      throttle_reasons = reinterpret_cast<NvmlThrottleReasons>(
+          dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     ok = init && handle_by_index && clock_info && init() == 0;
   }
 };
@@ -45,7 +48,8 @@ constexpr unsigned long long kSlowdownMask = 0x4ull | 0x8ull | 0x20ull | 0x40ull
 
 GpuMonitor::GpuMonitor(int device) {
   // NVML indexes devices in PCI order, which is CUDA's default order too.
-  if (nvml().ok && nvml().handle_by_index(static_cast<unsigned>(device), &handle_) != 0) handle_ = nullptr;
+  if (nvml().ok && nvml().handle_by_index(static_cast<unsigned>(device), &handle_) != 0)
+    handle_ = nullptr;
 }
 
 ClockReading GpuMonitor::read() const {

@@ -1,9 +1,8 @@
 // A decode step with phase stamps: see phase_runner.h.
-#include "phase_runner.h"
-
 #include "device_buffer.h"
 #include "errors.h"
 #include "phase_clock.cuh"
+#include "phase_runner.h"
 
 namespace mha {
 
@@ -27,7 +26,8 @@ PhaseStamps run_stamped_step(const KernelEntry& kernel, const ProblemData& data,
   MHA_CUDA_CHECK(kernel.launch(p, stream));
   MHA_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  std::vector<unsigned long long> d(phase::kDecodeStamps * decode_blocks), r(phase::kReduceStamps * reduce_blocks);
+  std::vector<unsigned long long> d(phase::kDecodeStamps * decode_blocks),
+      r(phase::kReduceStamps * reduce_blocks);
   MHA_CUDA_CHECK(cudaMemcpy(d.data(), decode.get(), decode.bytes(), cudaMemcpyDeviceToHost));
   MHA_CUDA_CHECK(cudaMemcpy(r.data(), reduce.get(), reduce.bytes(), cudaMemcpyDeviceToHost));
   PhaseStamps out;
@@ -48,7 +48,8 @@ PhaseStamps run_stamped_step(const KernelEntry& kernel, const ProblemData& data,
   }
   for (long long b = 0; b < reduce_blocks; ++b) {
     const unsigned long long* s = &r[b * phase::kReduceStamps];
-    out.reduce.push_back({s[phase::kReduceStartNs], s[phase::kReduceWaitedNs], s[phase::kReduceExitNs]});
+    out.reduce.push_back(
+        {s[phase::kReduceStartNs], s[phase::kReduceWaitedNs], s[phase::kReduceExitNs]});
   }
   return out;
 }

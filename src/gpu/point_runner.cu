@@ -1,6 +1,4 @@
 // Verification of one point: poison, launch, synchronise, compare.
-#include "point_runner.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <fmt/format.h>
@@ -9,8 +7,9 @@
 #include <stdexcept>
 
 #include "cluster_combine.cuh"
-#include "ptx.cuh"
 #include "kinds.h"
+#include "point_runner.h"
+#include "ptx.cuh"
 
 namespace mha {
 
@@ -19,7 +18,8 @@ ReduceMode reduce_mode_from_name(const std::string& name) {
   if (name == "separate") return ReduceMode::kSeparate;
   if (name == "programmatic") return ReduceMode::kProgrammatic;
   if (name == "cluster") return ReduceMode::kCluster;
-  throw UsageError(fmt::format("--reduce: '{}' is not one of fused, separate, programmatic, cluster", name));
+  throw UsageError(
+      fmt::format("--reduce: '{}' is not one of fused, separate, programmatic, cluster", name));
 }
 
 StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int partitions_,
@@ -36,7 +36,8 @@ StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int
   if (is_split_plan(partitions)) {
     int device = 0;
     MHA_CUDA_CHECK(cudaGetDevice(&device));
-    MHA_CUDA_CHECK(cudaDeviceGetAttribute(&plan_target.sm_count, cudaDevAttrMultiProcessorCount, device));
+    MHA_CUDA_CHECK(
+        cudaDeviceGetAttribute(&plan_target.sm_count, cudaDevAttrMultiProcessorCount, device));
     plan_target.tile_keys = kernel.bn;
     plan_target.blocks_per_item = s.kv_heads * ((kernel.group + kernel.bm - 1) / kernel.bm);
     plan_knobs = decode_split_plan(partitions);
@@ -64,21 +65,28 @@ void StepBuffers::replan(const std::vector<VisibleRange>& visible, cudaStream_t 
   if (!is_split_plan(partitions))
     throw std::logic_error("StepBuffers::replan: this split is a fixed partition count");
   if (static_cast<int>(visible.size()) != batch)
-    throw std::logic_error(fmt::format("StepBuffers::replan: {} ranges for a batch of {}", visible.size(), batch));
+    throw std::logic_error(
+        fmt::format("StepBuffers::replan: {} ranges for a batch of {}", visible.size(), batch));
   const auto start = std::chrono::steady_clock::now();
   plan = build_split_plan(visible, plan_target, plan_knobs);
-  plan_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  plan_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   const int items = static_cast<int>(plan.work.size());
   if (items > plan_capacity)
-    throw std::logic_error(fmt::format("split plan of {} items exceeds its capacity {}", items, plan_capacity));
+    throw std::logic_error(
+        fmt::format("split plan of {} items exceeds its capacity {}", items, plan_capacity));
   // Synchronous copies: the host vectors are reused by the next replan.
   MHA_CUDA_CHECK(cudaStreamSynchronize(stream));
-  MHA_CUDA_CHECK(cudaMemcpy(work.get(), plan.work.data(), sizeof(WorkItem) * items, cudaMemcpyHostToDevice));
+  MHA_CUDA_CHECK(
+      cudaMemcpy(work.get(), plan.work.data(), sizeof(WorkItem) * items, cudaMemcpyHostToDevice));
   MHA_CUDA_CHECK(cudaMemcpy(work_count.get(), &items, sizeof(int), cudaMemcpyHostToDevice));
-  MHA_CUDA_CHECK(cudaMemcpy(seq_splits.get(), plan.seqs.data(), sizeof(SeqSplit) * batch, cudaMemcpyHostToDevice));
+  MHA_CUDA_CHECK(cudaMemcpy(seq_splits.get(), plan.seqs.data(), sizeof(SeqSplit) * batch,
+                            cudaMemcpyHostToDevice));
 }
 
-int StepBuffers::fixed_count() const { return is_split_plan(partitions) ? 1 : split_partitions(partitions); }
+int StepBuffers::fixed_count() const {
+  return is_split_plan(partitions) ? 1 : split_partitions(partitions);
+}
 
 long long StepBuffers::partial_rows_per_head() const {
   if (is_split_plan(partitions)) return plan.partial_rows_per_head;
@@ -124,12 +132,19 @@ std::vector<float> StepBuffers::download_output(const std::string& out_dtype) co
     for (size_t i = 0; i < raw.size(); ++i) result[i] = ptx::to_float(raw[i]);
   };
   switch (dtype_from_name(out_dtype)) {
-    case Dtype::kFp32: fetch(float{}); break;
-    case Dtype::kFp16: fetch(__half{}); break;
-    case Dtype::kBf16: fetch(__nv_bfloat16{}); break;
+    case Dtype::kFp32:
+      fetch(float{});
+      break;
+    case Dtype::kFp16:
+      fetch(__half{});
+      break;
+    case Dtype::kBf16:
+      fetch(__nv_bfloat16{});
+      break;
     case Dtype::kE4m3:
     case Dtype::kE5m2:
-      throw std::logic_error("StepBuffers::download_output: an fp8 output dtype (outputs are 16- or 32-bit)");
+      throw std::logic_error(
+          "StepBuffers::download_output: an fp8 output dtype (outputs are 16- or 32-bit)");
   }
   return result;
 }
@@ -150,7 +165,8 @@ VerifyOutcome verify_point(const KernelEntry& kernel, const Problem& problem,
   buffers.poison_all(0);
   const cudaError_t launch_err = kernel.launch(p, 0);
   if (launch_err != cudaSuccess) {
-    if (!is_unsupported_launch(launch_err)) throw_cuda_error(launch_err, kernel.name.c_str(), __FILE__, __LINE__);
+    if (!is_unsupported_launch(launch_err))
+      throw_cuda_error(launch_err, kernel.name.c_str(), __FILE__, __LINE__);
     cudaGetLastError();  // clear the non-sticky error
     r.status = Status::kNotSupported;
     r.reason = fmt::format("launch failed: {}", cudaGetErrorString(launch_err));
@@ -158,7 +174,8 @@ VerifyOutcome verify_point(const KernelEntry& kernel, const Problem& problem,
   }
   MHA_CUDA_CHECK(cudaDeviceSynchronize());
   r.output = buffers.download_output(problem.shape.out_dtype);
-  r.error = compare_outputs(r.output, ref, tolerance_for(problem.shape.dtype, problem.shape.out_dtype));
+  r.error =
+      compare_outputs(r.output, ref, tolerance_for(problem.shape.dtype, problem.shape.out_dtype));
   r.status = r.error.passed ? Status::kPassed : Status::kIncorrect;
   r.reason = r.error.reason;
   return r;

@@ -1,6 +1,4 @@
 // Generates a problem's inputs on the GPU from its seed and lays out contiguous or paged caches.
-#include "problem_data.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -8,9 +6,10 @@
 #include <numeric>
 #include <random>
 
-#include "masks.cuh"
-#include "ptx.cuh"
 #include "kinds.h"
+#include "masks.cuh"
+#include "problem_data.h"
+#include "ptx.cuh"
 
 namespace mha {
 namespace {
@@ -32,7 +31,8 @@ __device__ inline float normal_at(uint64_t seed, size_t i, float mean, float std
 
 template <typename T>
 __global__ void fill_normal_kernel(T* dst, size_t count, uint64_t seed, float mean, float std) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x)
     dst[i] = ptx::from_float<T>(normal_at(seed, i, mean, std));
 }
 
@@ -41,7 +41,8 @@ __global__ void fill_normal_kernel(T* dst, size_t count, uint64_t seed, float me
 template <typename T>
 __global__ void fill_quantised_kernel(T* dst, size_t count, uint64_t seed, int depth, int kv_heads,
                                       const float* sigma, const float* scale) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
     const int head = static_cast<int>((i / depth) % kv_heads);
     dst[i] = ptx::from_float<T>(normal_at(seed, i, 0.f, sigma[head]) / scale[head]);
   }
@@ -52,8 +53,10 @@ template <typename T>
 __global__ void poison_tail_kernel(T* cache, const int* lengths, int max_len, int row_elems) {
   const int b = blockIdx.y;
   const size_t per_seq = size_t(max_len) * row_elems;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < per_seq; i += size_t(gridDim.x) * blockDim.x)
-    if (static_cast<int>(i / row_elems) >= lengths[b]) cache[b * per_seq + i] = ptx::from_float<T>(NAN);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < per_seq;
+       i += size_t(gridDim.x) * blockDim.x)
+    if (static_cast<int>(i / row_elems) >= lengths[b])
+      cache[b * per_seq + i] = ptx::from_float<T>(NAN);
 }
 
 // Copies each visible key row from the logical cache into its page, in NHD order
@@ -78,11 +81,20 @@ __global__ void scatter_pages_kernel(const T* logical, T* paged, const int* page
 template <typename F>
 void dispatch_elem(const std::string& dtype, F&& f) {
   switch (dtype_from_name(dtype)) {
-    case Dtype::kBf16: f(__nv_bfloat16{}); break;
-    case Dtype::kFp16: f(__half{}); break;
-    case Dtype::kE4m3: f(__nv_fp8_e4m3{}); break;
-    case Dtype::kE5m2: f(__nv_fp8_e5m2{}); break;
-    default: throw UsageError("unsupported input dtype '" + dtype + "'");
+    case Dtype::kBf16:
+      f(__nv_bfloat16{});
+      break;
+    case Dtype::kFp16:
+      f(__half{});
+      break;
+    case Dtype::kE4m3:
+      f(__nv_fp8_e4m3{});
+      break;
+    case Dtype::kE5m2:
+      f(__nv_fp8_e5m2{});
+      break;
+    default:
+      throw UsageError("unsupported input dtype '" + dtype + "'");
   }
 }
 
@@ -135,7 +147,8 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
   logical_elems_ = size_t(s.batch) * max_len * row_elems;
 
   lengths_ = DeviceBuffer(sizeof(int) * s.batch);
-  MHA_CUDA_CHECK(cudaMemcpy(lengths_.get(), problem.lengths.data(), sizeof(int) * s.batch, cudaMemcpyHostToDevice));
+  MHA_CUDA_CHECK(cudaMemcpy(lengths_.get(), problem.lengths.data(), sizeof(int) * s.batch,
+                            cudaMemcpyHostToDevice));
 
   std::vector<int> table;
   size_t num_pages = 0;
@@ -152,7 +165,8 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
       for (int pg = 0; pg < (problem.lengths[b] + s.page_size - 1) / s.page_size; ++pg)
         table[size_t(b) * max_pages_per_seq_ + pg] = physical[next++];
     page_table_ = DeviceBuffer(sizeof(int) * table.size());
-    MHA_CUDA_CHECK(cudaMemcpy(page_table_.get(), table.data(), sizeof(int) * table.size(), cudaMemcpyHostToDevice));
+    MHA_CUDA_CHECK(cudaMemcpy(page_table_.get(), table.data(), sizeof(int) * table.size(),
+                              cudaMemcpyHostToDevice));
     cache_elems_ = std::max<size_t>(1, num_pages) * s.page_size * row_elems;
   } else {
     cache_elems_ = logical_elems_;
@@ -166,7 +180,8 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
   if (!quant_.k_scale.empty()) {
     auto upload = [&](const std::vector<float>& values) {
       DeviceBuffer buffer(sizeof(float) * values.size());
-      MHA_CUDA_CHECK(cudaMemcpy(buffer.get(), values.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+      MHA_CUDA_CHECK(
+          cudaMemcpy(buffer.get(), values.data(), buffer.bytes(), cudaMemcpyHostToDevice));
       return buffer;
     };
     k_sigma = upload(quant_.k_sigma);
@@ -179,7 +194,8 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
     dispatch_elem(s.dtype, [&](auto tag) {
       using T = decltype(tag);
       q_.emplace_back(q_elems_ * sizeof(T));
-      fill<T>(q_.back().get(), q_elems_, splitmix64(problem.seed + 1000003ull * c) ^ 1, 0.f, problem.q_std);
+      fill<T>(q_.back().get(), q_elems_, splitmix64(problem.seed + 1000003ull * c) ^ 1, 0.f,
+              problem.q_std);
     });
   }
   dispatch_elem(s.kv_dtype, [&](auto tag) {
@@ -188,10 +204,12 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
       const uint64_t seed = splitmix64(problem.seed + 1000003ull * c);
       DeviceBuffer k(logical_elems_ * sizeof(T)), v(logical_elems_ * sizeof(T));
       if constexpr (sizeof(T) == 1) {  // fp8: quantised with the scales above
-        fill_quantised_kernel<T><<<1024, 256>>>(k.get<T>(), logical_elems_, seed ^ 2, s.depth, s.kv_heads,
-                                                k_sigma.get<float>(), k_scale_.get<float>());
-        fill_quantised_kernel<T><<<1024, 256>>>(v.get<T>(), logical_elems_, seed ^ 3, s.depth, s.kv_heads,
-                                                v_sigma.get<float>(), v_scale_.get<float>());
+        fill_quantised_kernel<T><<<1024, 256>>>(k.get<T>(), logical_elems_, seed ^ 2, s.depth,
+                                                s.kv_heads, k_sigma.get<float>(),
+                                                k_scale_.get<float>());
+        fill_quantised_kernel<T><<<1024, 256>>>(v.get<T>(), logical_elems_, seed ^ 3, s.depth,
+                                                s.kv_heads, v_sigma.get<float>(),
+                                                v_scale_.get<float>());
         MHA_CUDA_CHECK(cudaGetLastError());
       } else {
         fill<T>(k.get(), logical_elems_, seed ^ 2, 0.f, 1.f);
@@ -205,11 +223,13 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
         DeviceBuffer kp(cache_elems_ * sizeof(T)), vp(cache_elems_ * sizeof(T));
         poison(kp.get(), kp.bytes());
         poison(vp.get(), vp.bytes());
-        scatter_pages_kernel<T><<<grid, 256>>>(k.get<T>(), kp.get<T>(), page_table_.get<int>(), lengths_.get<int>(),
-                                               max_len, max_pages_per_seq_, s.page_size, s.kv_heads, s.depth,
+        scatter_pages_kernel<T><<<grid, 256>>>(k.get<T>(), kp.get<T>(), page_table_.get<int>(),
+                                               lengths_.get<int>(), max_len, max_pages_per_seq_,
+                                               s.page_size, s.kv_heads, s.depth,
                                                kv_from_name(s.kv) == KvKind::kPagedHnd);
-        scatter_pages_kernel<T><<<grid, 256>>>(v.get<T>(), vp.get<T>(), page_table_.get<int>(), lengths_.get<int>(),
-                                               max_len, max_pages_per_seq_, s.page_size, s.kv_heads, s.depth,
+        scatter_pages_kernel<T><<<grid, 256>>>(v.get<T>(), vp.get<T>(), page_table_.get<int>(),
+                                               lengths_.get<int>(), max_len, max_pages_per_seq_,
+                                               s.page_size, s.kv_heads, s.depth,
                                                kv_from_name(s.kv) == KvKind::kPagedHnd);
         MHA_CUDA_CHECK(cudaGetLastError());
         k_.push_back(std::move(kp));
@@ -258,9 +278,8 @@ HostInputs ProblemData::download() const {
   h.max_len = std::max(1, problem_.max_length());
   const void* k = k_logical();
   const void* v = v_logical();
-  dispatch_elem(problem_.shape.dtype, [&](auto tag) {
-    h.q = to_host_floats<decltype(tag)>(q_[0].get(), q_elems_);
-  });
+  dispatch_elem(problem_.shape.dtype,
+                [&](auto tag) { h.q = to_host_floats<decltype(tag)>(q_[0].get(), q_elems_); });
   dispatch_elem(problem_.shape.kv_dtype, [&](auto tag) {
     h.k = to_host_floats<decltype(tag)>(k, logical_elems_);
     h.v = to_host_floats<decltype(tag)>(v, logical_elems_);
@@ -275,8 +294,8 @@ HostInputs ProblemData::download() const {
   }
   if (problem_.shape.has_sink) {
     h.sink_logits.resize(problem_.shape.heads);
-    MHA_CUDA_CHECK(cudaMemcpy(h.sink_logits.data(), sink_.get(), sizeof(float) * h.sink_logits.size(),
-                              cudaMemcpyDeviceToHost));
+    MHA_CUDA_CHECK(cudaMemcpy(h.sink_logits.data(), sink_.get(),
+                              sizeof(float) * h.sink_logits.size(), cudaMemcpyDeviceToHost));
   }
   return h;
 }
@@ -286,7 +305,8 @@ double copy_bytes(const Problem& problem) {
   const double row_bytes = double(s.kv_heads) * s.depth * element_bytes(s.kv_dtype);
   double key_slots = 0;
   if (mha::is_paged(s.kv)) {
-    for (int n : problem.lengths) key_slots += double((n + s.page_size - 1) / s.page_size) * s.page_size;
+    for (int n : problem.lengths)
+      key_slots += double((n + s.page_size - 1) / s.page_size) * s.page_size;
   } else {
     key_slots = double(s.batch) * std::max(1, problem.max_length());
   }

@@ -8,8 +8,8 @@
 
 #include "decode_params.cuh"
 #include "device_buffer.h"
-#include "problem.h"
 #include "kinds.h"
+#include "problem.h"
 
 namespace mha {
 

@@ -1,7 +1,5 @@
 // The per-problem floor: rotated buffers of the problem's visible K/V bytes, read by the
 // bandwidth probe's streaming kernel, timed by the same loop as a decode step.
-#include "read_floor.h"
-
 #include <cmath>
 #include <vector>
 
@@ -9,6 +7,7 @@
 #include "device_buffer.h"
 #include "errors.h"
 #include "memory_budget.h"
+#include "read_floor.h"
 
 namespace mha {
 
@@ -30,7 +29,8 @@ TimingStats time_read_floor(double kv_bytes, int copies, const TimingOptions& op
   for (int i = 0; i < count; ++i) {
     const void* src = buffers[i % copies].get();
     unsigned* out = sink.get<unsigned>();
-    steps.push_back([=](cudaStream_t s) { return launch_streaming_read(src, bytes, out, sms * 8, s); });
+    steps.push_back(
+        [=](cudaStream_t s) { return launch_streaming_read(src, bytes, out, sms * 8, s); });
   }
   return time_launches(steps, options, stream, "the floor's streaming read");
 }

@@ -1,6 +1,4 @@
 // Event timing over CUDA-graph replays or plain launches.
-#include "step_timer.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +6,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "step_timer.h"
 
 namespace mha {
 

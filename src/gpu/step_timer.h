@@ -36,7 +36,8 @@ int steps_per_graph(int copies);
 // Statistics per decode step, in microseconds. Launch errors throw CudaError (the point was
 // verified with the same launch just before).
 TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
-                       const StepBuffers& buffers, const TimingOptions& options, cudaStream_t stream);
+                      const StepBuffers& buffers, const TimingOptions& options,
+                      cudaStream_t stream);
 
 // How many input copies make the working set exceed the L2 several times (1 when one copy does).
 int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes = 16e9);

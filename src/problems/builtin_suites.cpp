@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "errors.h"
-#include "problem.h"
 #include "kinds.h"
+#include "problem.h"
 
 namespace mha {
 namespace {
@@ -70,7 +70,8 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
     b.add_lengths({1, 37, bn + 1, 1000, 4097}, {1, 3, 8});
     return b.problems;
   }
-  if (suite != "edge") throw UsageError(fmt::format("--suite: unknown suite '{}' (known: basic, edge)", suite));
+  if (suite != "edge")
+    throw UsageError(fmt::format("--suite: unknown suite '{}' (known: basic, edge)", suite));
 
   b.add_lengths({1, 2, bn - 1, bn, bn + 1, 2 * bn + 1, 97, 1009, 4099}, {1, 2, 5});
   // Large-magnitude scores: partition maxima far apart (catches exp/exp2 mix-ups in the reduce).
@@ -95,14 +96,16 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
     b.add(p, {1, 8});
   }
   if (mask_from_name(t.mask) == MaskKind::kWindow) {
-    for (auto [n, w] : std::vector<std::pair<int, int>>{{1000, 1}, {500, 600}, {1000, bn}, {4099, 1000}, {1, 1}}) {
+    for (auto [n, w] : std::vector<std::pair<int, int>>{
+             {1000, 1}, {500, 600}, {1000, bn}, {4099, 1000}, {1, 1}}) {
       Problem p = b.base(2, n);
       p.shape.window = w;
       b.add(p, {1, 3, b.tiles(n) + 2});
     }
   }
   if (mask_from_name(t.mask) == MaskKind::kChunked) {
-    for (auto [n, c] : std::vector<std::pair<int, int>>{{3 * bn, bn}, {3 * bn + 1, bn}, {1000, 100}, {500, 4096}, {257, 1}}) {
+    for (auto [n, c] : std::vector<std::pair<int, int>>{
+             {3 * bn, bn}, {3 * bn + 1, bn}, {1000, 100}, {500, 4096}, {257, 1}}) {
       Problem p = b.base(2, n);
       p.shape.chunk = c;
       b.add(p, {1, 3, b.tiles(n) + 2});

@@ -39,9 +39,10 @@ std::vector<int> mix_lengths(const std::string& mix, int batch, int keys, uint64
                              int max_keys, const std::string& origin) {
   const auto& names = length_mix_names();
   if (std::find(names.begin(), names.end(), mix) == names.end())
-    throw UsageError(fmt::format("{}: key 'mix': '{}' is not one of uniform, lognormal, one_long, "
-                                 "many_long",
-                                 origin, mix));
+    throw UsageError(
+        fmt::format("{}: key 'mix': '{}' is not one of uniform, lognormal, one_long, "
+                    "many_long",
+                    origin, mix));
   SplitMix64 rng{seed};
   std::vector<int> lengths;
   for (int i = 0; i < batch; ++i) {

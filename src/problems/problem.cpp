@@ -37,9 +37,11 @@ constexpr int kMaxCount = kMaxProblemCount;
 constexpr long long kMaxPartitions = 1024;
 
 const std::vector<std::string> kSpecKeys = {
-    "name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype", "kv_scale",
-    "kv", "page_size", "mask", "window", "chunk", "sink", "soft_cap", "keys", "lengths",
-    "partitions", "q_std", "sink_mean", "scale", "mix", "mix_seed", "plan_blocks_per_sm",
+    "name",          "batch",     "heads",    "kv_heads",   "depth",
+    "dtype",         "out_dtype", "kv_dtype", "kv_scale",   "kv",
+    "page_size",     "mask",      "window",   "chunk",      "sink",
+    "soft_cap",      "keys",      "lengths",  "partitions", "q_std",
+    "sink_mean",     "scale",     "mix",      "mix_seed",   "plan_blocks_per_sm",
     "plan_min_chunk"};
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
@@ -96,14 +98,16 @@ void check_choice(const std::string& origin, const std::string& key, const std::
 }
 
 void check_positive(const std::string& origin, const std::string& key, int v) {
-  if (v < 1) throw UsageError(fmt::format("{}: key '{}': must be at least 1, got {}", origin, key, v));
+  if (v < 1)
+    throw UsageError(fmt::format("{}: key '{}': must be at least 1, got {}", origin, key, v));
   if (v > kMaxCount)
     throw UsageError(fmt::format("{}: key '{}': {} is more than {}", origin, key, v, kMaxCount));
 }
 
 int parse_non_negative(const std::string& origin, const std::string& key, const std::string& v) {
   const int x = parse_int(origin, key, v);
-  if (x < 0) throw UsageError(fmt::format("{}: key '{}': must not be negative, got {}", origin, key, x));
+  if (x < 0)
+    throw UsageError(fmt::format("{}: key '{}': must not be negative, got {}", origin, key, x));
   if (x > kMaxKeys)
     throw UsageError(fmt::format("{}: key '{}': {} is more than {}", origin, key, x, kMaxKeys));
   return x;
@@ -116,8 +120,10 @@ int cluster_split_from_word(const std::string& word, const std::string& what) {
                        digits.find_first_not_of("0123456789") == std::string::npos;
   const int p = numeric ? std::stoi(digits) : 0;
   if (p < 2 || p > kMaxClusterPartitions)
-    throw UsageError(fmt::format("{}: '{}': a cluster split is cluster2 .. cluster{} (partitions "
-                                 "combined in one thread-block cluster)", what, word, kMaxClusterPartitions));
+    throw UsageError(
+        fmt::format("{}: '{}': a cluster split is cluster2 .. cluster{} (partitions "
+                    "combined in one thread-block cluster)",
+                    what, word, kMaxClusterPartitions));
   return encode_cluster_split(p);
 }
 
@@ -137,36 +143,64 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     dst.clear();
     for (const ListItem& item : expand_list(value, what)) dst.push_back(list_value(item, kMaxKeys));
   };
-  if (key == "name") spec.name = value;
-  else if (key == "batch") { spec.batch = parse_int(o, key, value); check_positive(o, key, *spec.batch); }
-  else if (key == "heads") { spec.heads = parse_int(o, key, value); check_positive(o, key, *spec.heads); }
-  else if (key == "kv_heads") { spec.kv_heads = parse_int(o, key, value); check_positive(o, key, *spec.kv_heads); }
-  else if (key == "depth") {
+  if (key == "name")
+    spec.name = value;
+  else if (key == "batch") {
+    spec.batch = parse_int(o, key, value);
+    check_positive(o, key, *spec.batch);
+  } else if (key == "heads") {
+    spec.heads = parse_int(o, key, value);
+    check_positive(o, key, *spec.heads);
+  } else if (key == "kv_heads") {
+    spec.kv_heads = parse_int(o, key, value);
+    check_positive(o, key, *spec.kv_heads);
+  } else if (key == "depth") {
     spec.depth = parse_int(o, key, value);
     if (*spec.depth != 64 && *spec.depth != 128 && *spec.depth != 256)
-      throw UsageError(fmt::format("{}: key 'depth': {} is not one of 64, 128, 256", o, *spec.depth));
-  } else if (key == "dtype") { check_choice(o, key, value, q_dtype_names()); spec.dtype = value; }
-  else if (key == "out_dtype") { check_choice(o, key, value, out_dtype_names()); spec.out_dtype = value; }
-  else if (key == "kv_dtype") { check_choice(o, key, value, kv_dtype_names()); spec.kv_dtype = value; }
-  else if (key == "kv_scale") { check_choice(o, key, value, {"tensor", "head"}); spec.kv_scale = value; }
-  else if (key == "soft_cap") {
+      throw UsageError(
+          fmt::format("{}: key 'depth': {} is not one of 64, 128, 256", o, *spec.depth));
+  } else if (key == "dtype") {
+    check_choice(o, key, value, q_dtype_names());
+    spec.dtype = value;
+  } else if (key == "out_dtype") {
+    check_choice(o, key, value, out_dtype_names());
+    spec.out_dtype = value;
+  } else if (key == "kv_dtype") {
+    check_choice(o, key, value, kv_dtype_names());
+    spec.kv_dtype = value;
+  } else if (key == "kv_scale") {
+    check_choice(o, key, value, {"tensor", "head"});
+    spec.kv_scale = value;
+  } else if (key == "soft_cap") {
     spec.soft_cap = parse_non_negative_float(o, key, value);  // 0: no cap (a spec can say so)
+  } else if (key == "kv") {
+    check_choice(o, key, value, kv_names());
+    spec.kv = value;
   }
-  else if (key == "kv") { check_choice(o, key, value, kv_names()); spec.kv = value; }
   // page_size, window and chunk: 0 means "not used" (the family's default applies where it is).
-  else if (key == "page_size") { if (const int v = parse_non_negative(o, key, value)) spec.page_size = v; }
-  else if (key == "mask") { check_choice(o, key, value, mask_names()); spec.mask = value; }
-  else if (key == "window") { if (const int v = parse_non_negative(o, key, value)) spec.window = v; }
-  else if (key == "chunk") { if (const int v = parse_non_negative(o, key, value)) spec.chunk = v; }
-  else if (key == "sink") {
+  else if (key == "page_size") {
+    if (const int v = parse_non_negative(o, key, value)) spec.page_size = v;
+  } else if (key == "mask") {
+    check_choice(o, key, value, mask_names());
+    spec.mask = value;
+  } else if (key == "window") {
+    if (const int v = parse_non_negative(o, key, value)) spec.window = v;
+  } else if (key == "chunk") {
+    if (const int v = parse_non_negative(o, key, value)) spec.chunk = v;
+  } else if (key == "sink") {
     check_choice(o, key, value, {"true", "false", "1", "0"});
     spec.sink = value == "true" || value == "1";
-  } else if (key == "keys") ints(spec.keys);
-  else if (key == "lengths") ints(spec.lengths);
-  else if (key == "mix") { check_choice(o, key, value, length_mix_names()); spec.mix = value; }
-  else if (key == "mix_seed") spec.mix_seed = parse_non_negative(o, key, value);
+  } else if (key == "keys")
+    ints(spec.keys);
+  else if (key == "lengths")
+    ints(spec.lengths);
+  else if (key == "mix") {
+    check_choice(o, key, value, length_mix_names());
+    spec.mix = value;
+  } else if (key == "mix_seed")
+    spec.mix_seed = parse_non_negative(o, key, value);
   else if (key == "partitions") {  // counts; "auto" adds the partition rule's pick, "plan" plans,
-    spec.partitions.clear();         // "clusterP" P partitions combined in a cluster
+    spec.partitions.clear();       // "clusterP" P partitions combined in a cluster
     spec.partitions_auto = false;
     spec.partitions_plan = false;
     for (const ListItem& item : expand_list(value, what)) {
@@ -189,7 +223,8 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
       spec.plan_min_chunk.push_back(list_value(item, kMaxPlanMinChunkKeys));
   } else if (key == "q_std")
     spec.q_std = parse_non_negative_float(o, key, value);
-  else if (key == "sink_mean") spec.sink_mean = parse_float(o, key, value);
+  else if (key == "sink_mean")
+    spec.sink_mean = parse_float(o, key, value);
   else if (key == "scale")
     spec.scale = parse_non_negative_float(o, key, value);
   else {
@@ -216,7 +251,8 @@ std::string json_scalar_text(const std::string& origin, const std::string& key,
     if (out.empty()) throw UsageError(fmt::format("{}: key '{}': empty list", origin, key));
     return out;
   }
-  throw UsageError(fmt::format("{}: key '{}': expected a number, string, boolean or list", origin, key));
+  throw UsageError(
+      fmt::format("{}: key '{}': expected a number, string, boolean or list", origin, key));
 }
 
 }  // namespace
@@ -255,9 +291,9 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
     for (auto it = item.begin(); it != item.end(); ++it) {
       if (it.key() == "name" && !it.value().is_string())  // [0] would become the name "0"
         throw UsageError(fmt::format("{}: key 'name': expected a string", spec.origin));
-      const bool is_list_key =
-          it.key() == "keys" || it.key() == "lengths" || it.key() == "partitions" ||
-          it.key() == "plan_blocks_per_sm" || it.key() == "plan_min_chunk";
+      const bool is_list_key = it.key() == "keys" || it.key() == "lengths" ||
+                               it.key() == "partitions" || it.key() == "plan_blocks_per_sm" ||
+                               it.key() == "plan_min_chunk";
       if (it.value().is_array() && !is_list_key)  // "q_std": [0] would read as 0
         throw UsageError(
             fmt::format("{}: key '{}': expected one value, not a list", spec.origin, it.key()));
@@ -270,7 +306,8 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
 
 std::vector<ProblemSpec> read_problem_file(const std::string& path) {
   const nlohmann::json j = read_json_file(path, "the problem file");
-  if (j.is_object() && j.contains("suite")) return problem_specs_from_json(path + ": suite", &j["suite"]);
+  if (j.is_object() && j.contains("suite"))
+    return problem_specs_from_json(path + ": suite", &j["suite"]);
   return problem_specs_from_json(path, &j);
 }
 
@@ -319,7 +356,8 @@ double step_bytes_with_partials(const Problem& p, long long partial_rows_per_hea
 double step_bytes(const Problem& p, int partitions) {
   // A cluster split's partials stay in distributed shared memory.
   if (is_cluster_split(partitions)) return step_bytes_with_partials(p, 0);
-  return step_bytes_with_partials(p, partitions > 1 ? static_cast<long long>(p.shape.batch) * partitions : 0);
+  return step_bytes_with_partials(
+      p, partitions > 1 ? static_cast<long long>(p.shape.batch) * partitions : 0);
 }
 
 bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* why_not) {
@@ -333,14 +371,18 @@ bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* w
     return fail(fmt::format("kernel group {} != heads/kv_heads {}", t.group, s.heads / s.kv_heads));
   if (t.depth != s.depth) return fail(fmt::format("kernel depth {} != {}", t.depth, s.depth));
   if (t.dtype != s.dtype) return fail(fmt::format("kernel dtype {} != {}", t.dtype, s.dtype));
-  if (t.out_dtype != s.out_dtype) return fail(fmt::format("kernel out_dtype {} != {}", t.out_dtype, s.out_dtype));
-  if (cache_dtype(t) != s.kv_dtype) return fail(fmt::format("kernel kv_dtype {} != {}", cache_dtype(t), s.kv_dtype));
+  if (t.out_dtype != s.out_dtype)
+    return fail(fmt::format("kernel out_dtype {} != {}", t.out_dtype, s.out_dtype));
+  if (cache_dtype(t) != s.kv_dtype)
+    return fail(fmt::format("kernel kv_dtype {} != {}", cache_dtype(t), s.kv_dtype));
   if (t.soft_cap != (s.soft_cap > 0))
     return fail(t.soft_cap ? "kernel soft-caps the scores; the problem has no soft_cap"
-                           : fmt::format("kernel has no soft cap; the problem's soft_cap is {:g}", s.soft_cap));
+                           : fmt::format("kernel has no soft cap; the problem's soft_cap is {:g}",
+                                         s.soft_cap));
   if (t.kv != s.kv) return fail(fmt::format("kernel kv {} != {}", t.kv, s.kv));
   if (t.mask != s.mask) return fail(fmt::format("kernel mask {} != {}", t.mask, s.mask));
-  if (t.has_sink != s.has_sink) return fail(fmt::format("kernel sink {} != {}", t.has_sink, s.has_sink));
+  if (t.has_sink != s.has_sink)
+    return fail(fmt::format("kernel sink {} != {}", t.has_sink, s.has_sink));
   return true;
 }
 
@@ -407,7 +449,8 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   base.scale = spec.scale.value_or(0.f);
   if (!kernel_matches(t, s, why_not)) return {};
   if (spec.kv_scale && !is_fp8(s.kv_dtype)) {  // scales belong to fp8 caches
-    if (why_not) *why_not = fmt::format("kv_scale {} needs an fp8 cache, not {}", *spec.kv_scale, s.kv_dtype);
+    if (why_not)
+      *why_not = fmt::format("kv_scale {} needs an fp8 cache, not {}", *spec.kv_scale, s.kv_dtype);
     return {};
   }
 
@@ -431,13 +474,13 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
   };
   if (spec.mix) {  // one seeded ragged batch per keys value (the mix's scale)
     if (!spec.lengths.empty())
-      throw UsageError(fmt::format("{}: keys 'mix' and 'lengths' both give the lengths: keep one",
-                                   spec.origin));
+      throw UsageError(
+          fmt::format("{}: keys 'mix' and 'lengths' both give the lengths: keep one", spec.origin));
     if (!spec.batch)
       throw UsageError(fmt::format("{}: key 'batch' is required with 'mix'", spec.origin));
     if (spec.keys.empty())
-      throw UsageError(fmt::format("{}: key 'keys' (the mix's scale) is required with 'mix'",
-                                   spec.origin));
+      throw UsageError(
+          fmt::format("{}: key 'keys' (the mix's scale) is required with 'mix'", spec.origin));
     const int seed = spec.mix_seed.value_or(1);
     for (int n : spec.keys) {
       Problem p = base;

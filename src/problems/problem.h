@@ -16,12 +16,12 @@ namespace mha {
 // A fully specified problem, ready to generate data for and to run a kernel on.
 struct Problem {
   ProblemShape shape;
-  std::vector<int> lengths;         // one per sequence (size == shape.batch)
-  std::vector<int> partitions;      // runtime split-K counts to run; negative: a split plan
-  bool partitions_auto = false;     // add the partition rule's choice
-  float q_std = 1.f;                // stddev of q (large values give large-magnitude scores)
-  float sink_mean = 0.f;            // sink logits ~ N(sink_mean, 1) in score units
-  float scale = 0.f;                // 0: 1/sqrt(depth)
+  std::vector<int> lengths;      // one per sequence (size == shape.batch)
+  std::vector<int> partitions;   // runtime split-K counts to run; negative: a split plan
+  bool partitions_auto = false;  // add the partition rule's choice
+  float q_std = 1.f;             // stddev of q (large values give large-magnitude scores)
+  float sink_mean = 0.f;         // sink logits ~ N(sink_mean, 1) in score units
+  float scale = 0.f;             // 0: 1/sqrt(depth)
   uint64_t seed = 1;
 
   int group() const { return shape.heads / shape.kv_heads; }
@@ -38,13 +38,13 @@ struct ProblemSpec {
   std::optional<std::string> dtype, out_dtype, kv_dtype, kv_scale, kv, mask;
   std::optional<float> soft_cap;
   std::optional<bool> sink;
-  std::vector<int> keys;            // several lengths: one problem each
-  std::vector<int> lengths;         // explicit ragged lengths (batch = size)
-  std::optional<std::string> mix;   // a seeded length mix (length_mix.h), one per keys value
+  std::vector<int> keys;           // several lengths: one problem each
+  std::vector<int> lengths;        // explicit ragged lengths (batch = size)
+  std::optional<std::string> mix;  // a seeded length mix (length_mix.h), one per keys value
   std::optional<int> mix_seed;
   std::vector<int> partitions;
   bool partitions_auto = false;
-  bool partitions_plan = false;        // "plan": a balanced split plan per knob combination
+  bool partitions_plan = false;         // "plan": a balanced split plan per knob combination
   std::vector<int> plan_blocks_per_sm;  // the plan's knobs (split_plan.h); empty: its default
   std::vector<int> plan_min_chunk;
   std::optional<float> q_std, sink_mean, scale;

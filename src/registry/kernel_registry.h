@@ -17,18 +17,20 @@ struct KernelTraits {
   std::string out_dtype;  // "bf16" | "fp16" | "fp32"
   std::string kv_dtype;   // the K/V cache: dtype, or "e4m3" | "e5m2" (fp8 with scales)
   int depth = 0;
-  int group = 0;          // query heads per KV head
-  std::string kv;         // "contig" | "paged" | "paged_hnd"
-  std::string mask;       // "null" | "causal" | "window" | "chunked"
+  int group = 0;     // query heads per KV head
+  std::string kv;    // "contig" | "paged" | "paged_hnd"
+  std::string mask;  // "null" | "causal" | "window" | "chunked"
   bool has_sink = false;
   bool soft_cap = false;  // cap * tanh(score / cap), the cap given at run time
   int bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, threads = 0, stages = 0;
   bool warp_split_k = false;
-  int smem_bytes = 0;     // dynamic shared memory of the decode kernel
+  int smem_bytes = 0;  // dynamic shared memory of the decode kernel
 };
 
 // The dtype the kernel's cache holds (traits written before fp8 caches leave kv_dtype empty).
-inline const std::string& cache_dtype(const KernelTraits& t) { return t.kv_dtype.empty() ? t.dtype : t.kv_dtype; }
+inline const std::string& cache_dtype(const KernelTraits& t) {
+  return t.kv_dtype.empty() ? t.dtype : t.kv_dtype;
+}
 
 // The dtype part of a family as select's buckets and the generated defaults key it: q's dtype,
 // then "_kv<cache dtype>" for an fp8 cache and "_cap" for soft-capping ("bf16", "bf16_kve4m3").

@@ -176,13 +176,13 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
   if (!mismatches.empty() && !options.allow_method_mismatch) {
     std::string list;
     for (const MethodMismatch& m : mismatches)
-      list += fmt::format("{}metadata.{}: '{}' differs from '{}'", list.empty() ? "" : "; ", m.field,
-                          m.candidate, m.baseline);
-    throw UsageError(fmt::format(
-        "{}: {} in {}; reports measured differently are not comparable (pass "
-        "--allow-method-mismatch to compare anyway)",
-        candidate_file.empty() ? "candidate" : candidate_file, list,
-        baseline_file.empty() ? "baseline" : baseline_file));
+      list += fmt::format("{}metadata.{}: '{}' differs from '{}'", list.empty() ? "" : "; ",
+                          m.field, m.candidate, m.baseline);
+    throw UsageError(
+        fmt::format("{}: {} in {}; reports measured differently are not comparable (pass "
+                    "--allow-method-mismatch to compare anyway)",
+                    candidate_file.empty() ? "candidate" : candidate_file, list,
+                    baseline_file.empty() ? "baseline" : baseline_file));
   }
   if (options.noise_floor)
     check_noise_floor_applies(*options.noise_floor, baseline.meta, baseline_file);
@@ -245,9 +245,8 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
       p.tolerance =
           std::max(options.threshold, options.noise_k * pair_noise(base.time, p.candidate.time));
       if (options.noise_floor)
-        p.tolerance =
-            std::max(p.tolerance, options.noise_floor->tolerance_for(pair_time_us(
-                                      base.time.median_us, p.candidate.time.median_us)));
+        p.tolerance = std::max(p.tolerance, options.noise_floor->tolerance_for(pair_time_us(
+                                                base.time.median_us, p.candidate.time.median_us)));
       const double ratio = p.candidate.time.median_us / base.time.median_us;
       if (ratio > 1.0 + p.tolerance) {
         p.verdict = Verdict::kSlower;
@@ -307,7 +306,7 @@ std::string compare_markdown(const CompareResult& r) {
       "{} of {} baseline point{} matched in the candidate; {} only in the baseline{}, {} only in "
       "the candidate.\n\n",
       r.pairs.size(), baseline_points, baseline_points == 1 ? "" : "s", r.only_baseline.size(),
-      r.only_baseline.empty()       ? ""
+      r.only_baseline.empty()   ? ""
       : r.options.allow_missing ? " (allowed: --allow-missing)"
                                 : " (each a regression; --allow-missing allows them)",
       r.only_candidate.size());
@@ -319,8 +318,8 @@ std::string compare_markdown(const CompareResult& r) {
   md += fmt::format("| fixed: not passed -> passed | {} |\n", r.count(Verdict::kFixed));
   md += fmt::format("| same | {} |\n", r.count(Verdict::kSame));
   md += fmt::format("| not comparable (neither passed) | {} |\n", r.count(Verdict::kNotComparable));
-  md += fmt::format("| only in baseline{} | {} |\n",
-                    r.options.allow_missing ? "" : " (regression)", r.only_baseline.size());
+  md += fmt::format("| only in baseline{} | {} |\n", r.options.allow_missing ? "" : " (regression)",
+                    r.only_baseline.size());
   md += fmt::format("| only in candidate | {} |\n\n", r.only_candidate.size());
   md += fmt::format(
       "Geomean candidate / baseline: {:.4f} over {} timed pair(s); best point per problem: {:.4f} "
@@ -355,8 +354,8 @@ std::string compare_markdown(const CompareResult& r) {
     const bool timed = has_time(p.baseline) && has_time(p.candidate) &&
                        p.verdict != Verdict::kBroken && p.verdict != Verdict::kFixed;
     return fmt::format("| `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n", cell(p.baseline.kernel),
-                       cell(p.baseline.problem.name), split_label(p.baseline.partitions), time_cell(p.baseline),
-                       time_cell(p.candidate), timed ? pct(p.change) : "-",
+                       cell(p.baseline.problem.name), split_label(p.baseline.partitions),
+                       time_cell(p.baseline), time_cell(p.candidate), timed ? pct(p.change) : "-",
                        timed ? fmt::format("{:.1f}%", 100 * p.tolerance) : "-",
                        cell(pair_status(p)));
   };

@@ -121,7 +121,8 @@ std::string compare_markdown(const CompareResult& result);
 std::string compare_csv(const CompareResult& result);
 
 // Reads both reports, compares, prints the markdown to stdout, writes the optional files and
-// returns the exit code (0 or 1, see CompareResult::exit_code). Throws UsageError (exit 2) on unusable input.
+// returns the exit code (0 or 1, see CompareResult::exit_code). Throws UsageError (exit 2) on
+// unusable input.
 int run_compare(const std::string& baseline_path, const std::string& candidate_path,
                 const CompareOptions& options, const std::string& csv_path,
                 const std::string& markdown_path);

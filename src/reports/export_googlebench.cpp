@@ -54,7 +54,8 @@ nlohmann::json googlebench_json(const Report& report, const std::string& report_
   // Google Benchmark numbers families (a kernel here) and the instances within each.
   std::map<std::string, int> family_index, instances;
   for (const ResultRow& r : report.rows) {
-    const std::string name = fmt::format("{}/{}/p{}", r.kernel, r.problem.name, split_label(r.partitions));
+    const std::string name =
+        fmt::format("{}/{}/p{}", r.kernel, r.problem.name, split_label(r.partitions));
     const int family =
         family_index.emplace(r.kernel, static_cast<int>(family_index.size())).first->second;
     const bool passed = r.status == Status::kPassed;
@@ -79,7 +80,10 @@ nlohmann::json googlebench_json(const Report& report, const std::string& report_
       b["stdev_us"] = finite_or_zero(r.time.stdev_us);
       b["sm_clock_mhz"] = finite_or_zero(r.sm_clock_mhz);
     } else {
-      b["error_occurred"] = true;
+      // As Google Benchmark writes a skipped run: error_occurred only for SkipWithError (a
+      // failure); a point this GPU or build cannot run is a SkipWithMessage.
+      const bool skipped = r.status == Status::kNotSupported || r.status == Status::kSkipped;
+      b["error_occurred"] = !skipped;
       b["error_message"] =
           fmt::format("{}{}{}", status_name(r.status), r.reason.empty() ? "" : ": ", r.reason);
     }

@@ -182,8 +182,8 @@ MergeResult merge_reports(const std::vector<MergeInput>& inputs, bool allow_diff
     result.meta.wall_time_s = std::max(result.meta.wall_time_s, in->report.meta.wall_time_s);
   // A merge of nothing would write an empty report that later gates pass on.
   if (result.rows.empty())
-    throw UsageError(fmt::format("merge: the {} report(s) hold no rows: nothing to merge",
-                                 inputs.size()));
+    throw UsageError(
+        fmt::format("merge: the {} report(s) hold no rows: nothing to merge", inputs.size()));
   return result;
 }
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cmath>
-
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>

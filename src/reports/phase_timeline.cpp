@@ -13,12 +13,15 @@ namespace mha {
 namespace {
 
 // An empty list gives 0, as median() does: a step without working blocks has no phases to show.
-double max_or_zero(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+double max_or_zero(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
 
 }  // namespace
 
 PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
-                              const std::vector<ReduceBlockStamps>& reduce, double nominal_ns_per_cycle) {
+                              const std::vector<ReduceBlockStamps>& reduce,
+                              double nominal_ns_per_cycle) {
   std::vector<const DecodeBlockStamps*> stamped;
   for (const auto& b : decode)
     if (b.start_ns != 0 && b.exit_ns >= b.start_ns) stamped.push_back(&b);
@@ -28,16 +31,21 @@ PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
   s.decode_blocks = static_cast<int>(stamped.size());
   uint64_t t0 = stamped.front()->start_ns;
   for (const auto* b : stamped) t0 = std::min(t0, b->start_ns);
-  auto since = [t0](uint64_t ns) { return (static_cast<double>(ns) - static_cast<double>(t0)) * 1e-3; };
+  auto since = [t0](uint64_t ns) {
+    return (static_cast<double>(ns) - static_cast<double>(t0)) * 1e-3;
+  };
 
   // The cycle counter against the timer, over blocks that lived at least 1 µs (the timer may
   // tick in coarse steps; the counter runs at the SM clock, which boosts under load).
   std::vector<double> ratios;
   for (const auto* b : stamped)
     if (b->exit_ns - b->start_ns >= 1000 && b->exit_cycle > b->start_cycle)
-      ratios.push_back(static_cast<double>(b->exit_ns - b->start_ns) / static_cast<double>(b->exit_cycle - b->start_cycle));
+      ratios.push_back(static_cast<double>(b->exit_ns - b->start_ns) /
+                       static_cast<double>(b->exit_cycle - b->start_cycle));
   s.ns_per_cycle = ratios.empty() ? nominal_ns_per_cycle : median(ratios);
-  auto cycles_us = [&](uint64_t from, uint64_t to) { return to > from ? (to - from) * s.ns_per_cycle * 1e-3 : 0.0; };
+  auto cycles_us = [&](uint64_t from, uint64_t to) {
+    return to > from ? (to - from) * s.ns_per_cycle * 1e-3 : 0.0;
+  };
 
   std::vector<double> ramp, loop, tail, merge, cluster_wait, finish, last_barrier;
   std::map<int, int> per_sm;
@@ -62,14 +70,16 @@ PhaseSummary summarise_phases(const std::vector<DecodeBlockStamps>& decode,
   s.ramp_us = median(ramp), s.ramp_max_us = max_or_zero(ramp);
   s.loop_us = median(loop), s.loop_max_us = max_or_zero(loop);
   s.tail_us = median(tail), s.tail_max_us = max_or_zero(tail);
-  s.merge_us = median(merge), s.cluster_wait_us = median(cluster_wait), s.finish_us = median(finish);
+  s.merge_us = median(merge), s.cluster_wait_us = median(cluster_wait),
+  s.finish_us = median(finish);
   s.last_barrier_us = last_barrier.empty() ? 0.0 : median(last_barrier);
 
   bool first_reduce = true;
   for (const auto& r : reduce) {
     if (r.start_ns == 0 || r.waited_ns == 0) continue;  // not launched, or nothing to combine
     ++s.reduce_blocks;
-    s.reduce_start_us = first_reduce ? since(r.start_ns) : std::min(s.reduce_start_us, since(r.start_ns));
+    s.reduce_start_us =
+        first_reduce ? since(r.start_ns) : std::min(s.reduce_start_us, since(r.start_ns));
     first_reduce = false;
     s.reduce_waited_us = std::max(s.reduce_waited_us, since(r.waited_ns));
     s.reduce_end_us = std::max(s.reduce_end_us, since(r.exit_ns));
@@ -94,20 +104,23 @@ PhaseSummary median_phases(const std::vector<PhaseSummary>& steps) {
     for (const auto& s : steps) v.push_back(s.*f);
     m.*f = median(v);
   };
-  for (auto f : {&PhaseSummary::ns_per_cycle, &PhaseSummary::start_spread_us, &PhaseSummary::ramp_us,
-                 &PhaseSummary::ramp_max_us, &PhaseSummary::loop_us, &PhaseSummary::loop_max_us,
-                 &PhaseSummary::tail_us, &PhaseSummary::tail_max_us, &PhaseSummary::merge_us,
-                 &PhaseSummary::cluster_wait_us, &PhaseSummary::finish_us, &PhaseSummary::last_barrier_us,
-                 &PhaseSummary::decode_end_us,
-                 &PhaseSummary::reduce_start_us, &PhaseSummary::reduce_waited_us,
-                 &PhaseSummary::reduce_end_us, &PhaseSummary::step_us, &PhaseSummary::timer_step_ns})
+  for (auto f :
+       {&PhaseSummary::ns_per_cycle, &PhaseSummary::start_spread_us, &PhaseSummary::ramp_us,
+        &PhaseSummary::ramp_max_us, &PhaseSummary::loop_us, &PhaseSummary::loop_max_us,
+        &PhaseSummary::tail_us, &PhaseSummary::tail_max_us, &PhaseSummary::merge_us,
+        &PhaseSummary::cluster_wait_us, &PhaseSummary::finish_us, &PhaseSummary::last_barrier_us,
+        &PhaseSummary::decode_end_us, &PhaseSummary::reduce_start_us,
+        &PhaseSummary::reduce_waited_us, &PhaseSummary::reduce_end_us, &PhaseSummary::step_us,
+        &PhaseSummary::timer_step_ns})
     field(f);
   return m;
 }
 
 std::string phase_table_header() {
-  return "| kernel | problem | P | working blocks (max an SM) | last start | ramp (max) | loop (max) | tail (max) | "
-         "tail: merge / cluster wait / finish (of it, last barrier) | decode end | reduce start | reduce waited | reduce end | "
+  return "| kernel | problem | P | working blocks (max an SM) | last start | ramp (max) | loop "
+         "(max) | tail (max) | "
+         "tail: merge / cluster wait / finish (of it, last barrier) | decode end | reduce start | "
+         "reduce waited | reduce end | "
          "step | timed step | timer step ns |\n"
          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 }
@@ -116,12 +129,17 @@ std::string phase_table_row(const std::string& kernel, const std::string& proble
                             const std::string& split, const PhaseSummary& s, double timed_us) {
   const bool reduced = s.reduce_blocks > 0;
   auto us = [](double v) { return fmt::format("{:.2f}", v); };
-  const std::string finish = s.last_barrier_us > 0 ? fmt::format("{} ({})", us(s.finish_us), us(s.last_barrier_us)) : us(s.finish_us);
-  return fmt::format("| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} / {} / {} | {} | {} | {} | {} | {} | {} | {:.0f} |\n",
-                     kernel, problem, split, s.working_blocks, s.max_blocks_per_sm, us(s.start_spread_us),
-                     us(s.ramp_us), us(s.ramp_max_us), us(s.loop_us), us(s.loop_max_us), us(s.tail_us),
-                     us(s.tail_max_us), us(s.merge_us), us(s.cluster_wait_us), finish, us(s.decode_end_us), reduced ? us(s.reduce_start_us) : "-",
-                     reduced ? us(s.reduce_waited_us) : "-", reduced ? us(s.reduce_end_us) : "-", us(s.step_us), us(timed_us), s.timer_step_ns);
+  const std::string finish = s.last_barrier_us > 0
+                                 ? fmt::format("{} ({})", us(s.finish_us), us(s.last_barrier_us))
+                                 : us(s.finish_us);
+  return fmt::format(
+      "| {} | {} | {} | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} / {} / {} | {} | {} | {} | "
+      "{} | {} | {} | {:.0f} |\n",
+      kernel, problem, split, s.working_blocks, s.max_blocks_per_sm, us(s.start_spread_us),
+      us(s.ramp_us), us(s.ramp_max_us), us(s.loop_us), us(s.loop_max_us), us(s.tail_us),
+      us(s.tail_max_us), us(s.merge_us), us(s.cluster_wait_us), finish, us(s.decode_end_us),
+      reduced ? us(s.reduce_start_us) : "-", reduced ? us(s.reduce_waited_us) : "-",
+      reduced ? us(s.reduce_end_us) : "-", us(s.step_us), us(timed_us), s.timer_step_ns);
 }
 
 }  // namespace mha

@@ -42,10 +42,18 @@ std::vector<std::string> report_csv_fields(const ResultRow& r) {
     if (f.column == nullptr) continue;
     const FieldValue v = f.get(r);
     switch (f.kind) {
-      case FieldKind::kInt: fields.push_back(std::to_string(std::get<long long>(v))); break;
-      case FieldKind::kDouble: fields.push_back(fmt::format("{}", std::get<double>(v))); break;
-      case FieldKind::kString: fields.push_back(std::get<std::string>(v)); break;
-      case FieldKind::kBool: fields.push_back(std::get<bool>(v) ? "1" : "0"); break;
+      case FieldKind::kInt:
+        fields.push_back(std::to_string(std::get<long long>(v)));
+        break;
+      case FieldKind::kDouble:
+        fields.push_back(fmt::format("{}", std::get<double>(v)));
+        break;
+      case FieldKind::kString:
+        fields.push_back(std::get<std::string>(v));
+        break;
+      case FieldKind::kBool:
+        fields.push_back(std::get<bool>(v) ? "1" : "0");
+        break;
     }
   }
   return fields;

@@ -97,20 +97,29 @@ namespace {
 
 json field_json(FieldKind kind, const FieldValue& v) {
   switch (kind) {
-    case FieldKind::kInt: return std::get<long long>(v);
-    case FieldKind::kDouble: return number(std::get<double>(v));
-    case FieldKind::kString: return std::get<std::string>(v);
-    case FieldKind::kBool: return std::get<bool>(v);
+    case FieldKind::kInt:
+      return std::get<long long>(v);
+    case FieldKind::kDouble:
+      return number(std::get<double>(v));
+    case FieldKind::kString:
+      return std::get<std::string>(v);
+    case FieldKind::kBool:
+      return std::get<bool>(v);
   }
   return nullptr;
 }
 
-FieldValue field_from(FieldKind kind, const json& j, const std::string& where, const std::string& key) {
+FieldValue field_from(FieldKind kind, const json& j, const std::string& where,
+                      const std::string& key) {
   switch (kind) {
-    case FieldKind::kInt: return static_cast<long long>(get_int(j, where, key));
-    case FieldKind::kDouble: return get_double(j, where, key);
-    case FieldKind::kString: return get_string(j, where, key);
-    case FieldKind::kBool: return get_bool(j, where, key);
+    case FieldKind::kInt:
+      return static_cast<long long>(get_int(j, where, key));
+    case FieldKind::kDouble:
+      return get_double(j, where, key);
+    case FieldKind::kString:
+      return get_string(j, where, key);
+    case FieldKind::kBool:
+      return get_bool(j, where, key);
   }
   fail(where, key, "unknown field kind");
 }
@@ -133,8 +142,8 @@ json to_json_value(const KernelTraits& t) {
 
 json tile_to_json(const KernelTraits& t) {
   json j = to_json_value(t);
-  for (const char* family : {"dtype", "out_dtype", "kv_dtype", "depth", "group", "kv", "mask",
-                             "has_sink", "soft_cap"})
+  for (const char* family :
+       {"dtype", "out_dtype", "kv_dtype", "depth", "group", "kv", "mask", "has_sink", "soft_cap"})
     j.erase(family);
   return j;
 }
@@ -147,7 +156,8 @@ json to_json_value(const ResultRow& r) {
   const ProblemShape& p = r.problem;
   if (!p.ragged_lengths.empty()) {
     j["problem"]["ragged_lengths"] = p.ragged_lengths;
-    j["problem"]["total_keys"] = std::accumulate(p.ragged_lengths.begin(), p.ragged_lengths.end(), 0LL);
+    j["problem"]["total_keys"] =
+        std::accumulate(p.ragged_lengths.begin(), p.ragged_lengths.end(), 0LL);
   }
   return j;
 }
@@ -194,7 +204,8 @@ ResultRow row_from_json(const json& j, const std::string& w) {
     const std::string where = w + ".problem";
     const json& list = problem["ragged_lengths"];
     if (!list.is_array() || static_cast<int>(list.size()) != r.problem.batch)
-      fail(where, "ragged_lengths", "expected a list of " + std::to_string(r.problem.batch) + " lengths (batch)");
+      fail(where, "ragged_lengths",
+           "expected a list of " + std::to_string(r.problem.batch) + " lengths (batch)");
     for (const json& n : list) {
       if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > kMaxProblemKeys)
         fail(where, "ragged_lengths",

@@ -12,7 +12,7 @@ namespace mha {
 
 // The problem shape one row was measured on (what select buckets and compare matches on).
 struct ProblemShape {
-  std::string name;         // stable id, e.g. "b1_h32_kv8_d128_n4096_contig_null"
+  std::string name;  // stable id, e.g. "b1_h32_kv8_d128_n4096_contig_null"
   int batch = 1;
   int heads = 32;
   int kv_heads = 8;
@@ -22,14 +22,14 @@ struct ProblemShape {
   std::string kv_dtype = "bf16";  // the cache's dtype: dtype, or fp8 ("e4m3" | "e5m2")
   std::string kv_scale;           // fp8 only: "tensor" | "head" (one scale per KV head)
   double soft_cap = 0;            // > 0: scores become soft_cap * tanh(score / soft_cap)
-  std::string kv = "contig";  // "contig" | "paged" | "paged_hnd" (pages in HND order)
-  int page_size = 0;          // paged only
-  std::string mask = "null";  // "null" | "causal" | "window" | "chunked"
+  std::string kv = "contig";      // "contig" | "paged" | "paged_hnd" (pages in HND order)
+  int page_size = 0;              // paged only
+  std::string mask = "null";      // "null" | "causal" | "window" | "chunked"
   int window = 0;
   int chunk = 0;
   bool has_sink = false;
-  int keys = 0;               // max length in the batch (all equal unless ragged)
-  std::string lengths;        // "" when every sequence has `keys`, else "ragged:<spec>"
+  int keys = 0;         // max length in the batch (all equal unless ragged)
+  std::string lengths;  // "" when every sequence has `keys`, else "ragged:<spec>"
   // Every sequence's length when the batch is ragged (empty when all have `keys`): the name
   // above shortens long lists, and select's split rules read each length.
   std::vector<int> ragged_lengths;
@@ -46,16 +46,16 @@ struct TimingStats {
 };
 
 struct ResultRow {
-  std::string kernel;   // procedural name
+  std::string kernel;  // procedural name
   KernelTraits traits;
   ProblemShape problem;
   int partitions = 1;
   Status status = Status::kSkipped;
-  std::string reason;   // why not passed (empty when passed)
+  std::string reason;  // why not passed (empty when passed)
   TimingStats time;
-  double bytes = 0;            // bytes the step must move
+  double bytes = 0;  // bytes the step must move
   double achieved_gbps = 0;
-  double peak_fraction = 0;    // of the peak read bandwidth measured in the same run
+  double peak_fraction = 0;  // of the peak read bandwidth measured in the same run
   // The problem's floor: a plain streaming read of exactly its visible K/V bytes, launched like
   // the step (graph replay over the same number of rotated copies), timed once per problem and
   // run. 0: not measured (an older report, or too little free memory for its buffers).
@@ -65,7 +65,7 @@ struct ResultRow {
   double plan_us = 0;
   double rel_l2_error = 0;
   double max_abs_error = 0;
-  double sm_clock_mhz = 0;     // mean SM clock while timing (0 if unknown)
+  double sm_clock_mhz = 0;  // mean SM clock while timing (0 if unknown)
   bool throttled = false;
   int device = 0;
 };
@@ -82,19 +82,19 @@ struct RunMetadata {
   int l2_bytes = 0;
   std::string driver_version;
   std::string cuda_version;
-  std::string timestamp;       // ISO 8601, UTC
+  std::string timestamp;  // ISO 8601, UTC
   std::string config_file;
-  std::string config_hash;     // FNV-1a 64 of the config file's bytes, hex
+  std::string config_hash;  // FNV-1a 64 of the config file's bytes, hex
   std::string command_line;
-  double peak_read_gbps = 0;   // streaming-read bandwidth measured at start
+  double peak_read_gbps = 0;  // streaming-read bandwidth measured at start
   uint64_t seed = 0;
-  std::string timing_mode;     // "graph" | "stream"
+  std::string timing_mode;               // "graph" | "stream"
   std::string reduce_mode = "separate";  // split-K combine: "fused" | "separate"
   bool cold_cache = true;
   // Sharded sweeps (--shard K/N): which shard this report holds; -1 and 0 when not sharded.
   int shard_index = -1;
   int shard_count = 0;
-  std::string devices;         // GPUs that measured the rows, e.g. "node12:0,node12:1"
+  std::string devices;  // GPUs that measured the rows, e.g. "node12:0,node12:1"
   // Added later (optional when read). driver_version above is the CUDA version the driver
   // supports (cudaDriverGetVersion); this is the driver release nvidia-smi shows, e.g. "580.159".
   std::string nvidia_driver_version;
@@ -102,7 +102,7 @@ struct RunMetadata {
   // "GPU-8f7c...", "00000000:3B:00.0".
   std::string gpu_uuids;
   std::string gpu_pci_bus_ids;
-  double wall_time_s = 0;      // the sweep's wall time (the last run's, when resumed)
+  double wall_time_s = 0;  // the sweep's wall time (the last run's, when resumed)
 };
 
 }  // namespace mha

@@ -8,19 +8,23 @@ namespace mha {
 
 namespace {
 
-#define MHA_FIELD(object, key, column, kind, type, member, optional)                          \
-  RowField {                                                                                  \
-    object, key, column, FieldKind::kind,                                                     \
-        [](const ResultRow& r) -> FieldValue { return static_cast<type>(r.member); },         \
-        [](ResultRow& r, const FieldValue& v) {                                               \
-          r.member = static_cast<decltype(r.member)>(std::get<type>(v));                      \
-        },                                                                                    \
-        optional                                                                              \
+#define MHA_FIELD(object, key, column, kind, type, member, optional)                  \
+  RowField {                                                                          \
+    object, key, column, FieldKind::kind,                                             \
+        [](const ResultRow& r) -> FieldValue { return static_cast<type>(r.member); }, \
+        [](ResultRow& r, const FieldValue& v) {                                       \
+          r.member = static_cast<decltype(r.member)>(std::get<type>(v));              \
+        },                                                                            \
+        optional                                                                      \
   }
-#define MHA_INT(object, key, column, member) MHA_FIELD(object, key, column, kInt, long long, member, false)
-#define MHA_DOUBLE(object, key, column, member) MHA_FIELD(object, key, column, kDouble, double, member, false)
-#define MHA_STRING(object, key, column, member) MHA_FIELD(object, key, column, kString, std::string, member, false)
-#define MHA_BOOL(object, key, column, member) MHA_FIELD(object, key, column, kBool, bool, member, false)
+#define MHA_INT(object, key, column, member) \
+  MHA_FIELD(object, key, column, kInt, long long, member, false)
+#define MHA_DOUBLE(object, key, column, member) \
+  MHA_FIELD(object, key, column, kDouble, double, member, false)
+#define MHA_STRING(object, key, column, member) \
+  MHA_FIELD(object, key, column, kString, std::string, member, false)
+#define MHA_BOOL(object, key, column, member) \
+  MHA_FIELD(object, key, column, kBool, bool, member, false)
 #define MHA_DOUBLE_ADDED_LATER(object, key, column, member) \
   MHA_FIELD(object, key, column, kDouble, double, member, true)
 #define MHA_STRING_ADDED_LATER(object, key, column, member) \
@@ -40,7 +44,7 @@ std::vector<RowField> make_row_fields() {
       MHA_INT("traits", "group", "group", traits.group),
       MHA_STRING("traits", "kv", "kv", traits.kv),
       MHA_STRING("traits", "mask", "mask", traits.mask),
-      MHA_BOOL("traits", "has_sink", "sink", traits.has_sink),
+      MHA_BOOL("traits", "has_sink", "has_sink", traits.has_sink),
       MHA_INT("traits", "bm", "bm", traits.bm),
       MHA_INT("traits", "bn", "bn", traits.bn),
       MHA_INT("traits", "bk", "bk", traits.bk),
@@ -92,7 +96,7 @@ std::vector<RowField> make_row_fields() {
       MHA_DOUBLE("time", "stdev_us", "stdev_us", time.stdev_us),
       MHA_INT("time", "samples", "samples", time.samples),
       MHA_DOUBLE("", "bytes", "bytes", bytes),
-      MHA_DOUBLE("", "achieved_gbps", "gbps", achieved_gbps),
+      MHA_DOUBLE("", "achieved_gbps", "achieved_gbps", achieved_gbps),
       MHA_DOUBLE("", "peak_fraction", "peak_fraction", peak_fraction),
       MHA_DOUBLE_ADDED_LATER("", "floor_us", "floor_us", floor_us),
       {"", "time_over_floor", "time_over_floor", FieldKind::kDouble,

@@ -37,7 +37,7 @@ struct BucketKey {
   int group = 0;  // heads / kv_heads
   std::string kv;
   std::string mask;
-  int work_units = 0;  // batch * kv_heads
+  int work_units = 0;   // batch * kv_heads
   int length_log2 = 0;  // of the longest sequence
   bool ragged = false;  // the sequences' lengths differ (is_ragged_batch)
   bool operator<(const BucketKey& o) const;
@@ -70,17 +70,17 @@ struct ProblemCost {
   double best_us = 0;
   std::string best_kernel;
   int best_partitions = 0;
-  double cost = 0;       // bucket choice (exact bucket, same GPU)
-  double rule_cost = 0;  // bucket's tile with rule partitions (0 when the tile was not measured)
+  double cost = 0;        // bucket choice (exact bucket, same GPU)
+  double rule_cost = 0;   // bucket's tile with rule partitions (0 when the tile was not measured)
   double model_cost = 0;  // the time model's choice (0 when its tile was not measured here)
 };
 
 struct HoldoutCost {
   std::string held_out;  // what was held out: "keys=2048", "batch=8", "family=...", "half=0"
-  int keys = 0;       // the length held out (by length)
-  int half = -1;      // the half of the ragged problems held out (by halves)
-  int problems = 0;   // problems with that length
-  int uncovered = 0;  // of which the chosen tile was not measured (not in the figures)
+  int keys = 0;          // the length held out (by length)
+  int half = -1;         // the half of the ragged problems held out (by halves)
+  int problems = 0;      // problems with that length
+  int uncovered = 0;     // of which the chosen tile was not measured (not in the figures)
   double geomean_cost = 0, worst_cost = 0;  // the table's lookup (nearest bucket and the rule)
   // The defaults select writes now: the model's choice where no bucket was measured.
   int model_uncovered = 0;
@@ -120,8 +120,9 @@ struct Selection {
   std::vector<BucketChoice> buckets;  // sorted by key
   std::vector<ProblemCost> problems;
   double geomean_cost = 0, worst_cost = 0;
-  std::vector<HoldoutCost> holdout;        // empty with fewer than two distinct lengths
-  std::vector<HoldoutCost> ragged_holdout; // two halves; empty with fewer than four ragged problems
+  std::vector<HoldoutCost> holdout;  // empty with fewer than two distinct lengths
+  std::vector<HoldoutCost>
+      ragged_holdout;                      // two halves; empty with fewer than four ragged problems
   std::vector<HoldoutCost> batch_holdout;  // each batch size held out (two or more sizes)
   std::vector<HoldoutCost> family_holdout;  // each kernel family held out (two or more families)
   // One per split_rules() entry, in that order, then the split plan at its best swept knobs
@@ -166,7 +167,8 @@ DefaultChoice choose_default(const Selection& s, const ProblemShape& shape,
 DefaultChoice table_choice(const Selection& s, const ProblemShape& shape);
 
 // Passed rows only. Reports must come from one GPU model and be kernel sweeps (every row with a
-// tile). Throws UsageError when they are not or when no passed row is left. For a point in several reports the later report's row wins.
+// tile). Throws UsageError when they are not or when no passed row is left. For a point in several
+// reports the later report's row wins.
 Selection select_defaults(const std::vector<Report>& reports,
                           const std::vector<std::string>& sources, bool corrects_residuals = true);
 

@@ -67,10 +67,11 @@ std::vector<int> sequence_lengths(const ProblemShape& shape, bool* is_known) {
 }
 
 int fitted_split(const SplitRuleInput& in) {
-  return auto_partitions(in.fitted, in.sm_count,
-                         rule_work_units(in.shape.batch * in.shape.kv_heads,
-                                         in.shape.heads / std::max(1, in.shape.kv_heads), in.tile.bm),
-                         in.shape.keys);
+  return auto_partitions(
+      in.fitted, in.sm_count,
+      rule_work_units(in.shape.batch * in.shape.kv_heads,
+                      in.shape.heads / std::max(1, in.shape.kv_heads), in.tile.bm),
+      in.shape.keys);
 }
 
 int flash_attn_num_splits(int batch_heads_mblocks, int num_sms, int num_n_blocks, int max_splits) {

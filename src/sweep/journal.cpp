@@ -202,7 +202,8 @@ namespace {
 // fast a partial sweep went (run 63's two-GPU sweep, cut short, had no times to compare).
 double unix_seconds() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) / 1000.0;
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) /
+         1000.0;
 }
 }  // namespace
 
@@ -225,7 +226,10 @@ void Journal::append_started(const std::string& key) {
 }
 
 void Journal::append_row(const ResultRow& row) {
-  write_line(json{{"event", "row"}, {"key", point_key(row)}, {"unix_s", unix_seconds()}, {"row", to_json_value(row)}});
+  write_line(json{{"event", "row"},
+                  {"key", point_key(row)},
+                  {"unix_s", unix_seconds()},
+                  {"row", to_json_value(row)}});
   remember_row(row);
 }
 

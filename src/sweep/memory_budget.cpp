@@ -8,8 +8,8 @@
 #include <algorithm>
 
 #include "errors.h"
-#include "reference.h"
 #include "kinds.h"
+#include "reference.h"
 #include "split_plan.h"
 
 namespace mha {

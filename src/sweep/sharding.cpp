@@ -56,9 +56,10 @@ double point_cost(const ProblemShape& shape, int partitions) {
                           shape.kv_heads * shape.depth * 4;
   // Partials each partition writes and the reduce reads back (fp32 o, m, l per query head); a
   // cluster split keeps them on chip.
-  const double partial_bytes = partitions > 1 && !is_cluster_split(partitions)
-                                   ? 2.0 * shape.batch * shape.heads * partitions * (shape.depth + 2) * 4
-                                   : 0.0;
+  const double partial_bytes =
+      partitions > 1 && !is_cluster_split(partitions)
+          ? 2.0 * shape.batch * shape.heads * partitions * (shape.depth + 2) * 4
+          : 0.0;
   return kv_bytes + partial_bytes + kPointOverheadBytes;
 }
 

@@ -17,7 +17,8 @@
 
 namespace mha {
 
-void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count, const KernelTraits& kernel) {
+void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count,
+                        const KernelTraits& kernel) {
   if (p.partitions_auto) {
     const int units = rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), kernel.bm);
     p.partitions.push_back(auto_partitions(rule, sm_count, units, p.shape.keys));
@@ -31,12 +32,14 @@ void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count, con
 // one that names it, say): it runs once, with the splits of both.
 namespace {
 bool same_problem(const Problem& a, const Problem& b) {
-  return a.shape.name == b.shape.name && problem_name(a) == problem_name(b) && a.lengths == b.lengths;
+  return a.shape.name == b.shape.name && problem_name(a) == problem_name(b) &&
+         a.lengths == b.lengths;
 }
 void merge_splits(Problem& into, const Problem& from) {
   into.partitions.insert(into.partitions.end(), from.partitions.begin(), from.partitions.end());
   std::sort(into.partitions.begin(), into.partitions.end());
-  into.partitions.erase(std::unique(into.partitions.begin(), into.partitions.end()), into.partitions.end());
+  into.partitions.erase(std::unique(into.partitions.begin(), into.partitions.end()),
+                        into.partitions.end());
   into.partitions_auto = into.partitions_auto || from.partitions_auto;
 }
 }  // namespace
@@ -73,7 +76,8 @@ std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
               spec.origin, p.shape.name, problem_name(planned.problem), problem_name(p), k->name));
         // Another kernel of the problem shares its splits (resolved for the first kernel, as
         // before); a second spec of it for the same kernel adds its own.
-        const bool listed = std::find(planned.kernels.begin(), planned.kernels.end(), k) != planned.kernels.end();
+        const bool listed =
+            std::find(planned.kernels.begin(), planned.kernels.end(), k) != planned.kernels.end();
         if (listed)
           merge_splits(planned.problem, p);
         else
@@ -168,7 +172,8 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                         {"estimated_s", seconds}});
     if (!o.json) {
       std::string parts;
-      for (int x : used_parts) parts += fmt::format("{}{}", parts.empty() ? "" : ",", split_label(x));
+      for (int x : used_parts)
+        parts += fmt::format("{}{}", parts.empty() ? "" : ",", split_label(x));
       fmt::print("{:<44} {:>7} {:>6} {:>10.1f}  {}\n", s.name, used.size(), n, seconds, parts);
     }
   }
@@ -215,9 +220,9 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
   return kExitOk;
 }
 
-std::map<std::string, std::vector<Problem>> problems_by_kernel(const std::vector<const KernelEntry*>& kernels,
-                                                               const std::vector<ProblemSpec>& specs,
-                                                               const std::string& suite, size_t* points) {
+std::map<std::string, std::vector<Problem>> problems_by_kernel(
+    const std::vector<const KernelEntry*>& kernels, const std::vector<ProblemSpec>& specs,
+    const std::string& suite, size_t* points) {
   std::map<std::string, std::vector<Problem>> problems_of;
   *points = 0;
   for (const KernelEntry* k : kernels) {

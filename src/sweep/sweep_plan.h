@@ -32,7 +32,8 @@ struct SweepPlanInput {
 
 // A problem's partitions as run: "auto" resolved with `rule` for this SM count and the kernel's
 // row blocks per KV head, then sorted (split plans first) without repeats.
-void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count, const KernelTraits& kernel);
+void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count,
+                        const KernelTraits& kernel);
 
 // Every spec instantiated for every kernel whose family computes it, merged by problem name (a
 // problem's kernels share its data and reference), with "auto" partitions resolved for each
@@ -44,9 +45,9 @@ std::vector<PlannedProblem> plan_sweep(const std::vector<ProblemSpec>& specs,
 // Each kernel's problems, by kernel name: the built-in `suite` for its family ("" for none), then
 // every spec its family computes (verify and phases run them kernel by kernel). *points counts
 // the (problem, split) points, an unresolved "auto" as one.
-std::map<std::string, std::vector<Problem>> problems_by_kernel(const std::vector<const KernelEntry*>& kernels,
-                                                               const std::vector<ProblemSpec>& specs,
-                                                               const std::string& suite, size_t* points);
+std::map<std::string, std::vector<Problem>> problems_by_kernel(
+    const std::vector<const KernelEntry*>& kernels, const std::vector<ProblemSpec>& specs,
+    const std::string& suite, size_t* points);
 
 struct PlanOptions {
   bool json = false;

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "kinds.h"
 #include "masks.cuh"
 #include "reference.h"
-#include "kinds.h"
 
 namespace mha {
 

@@ -3,10 +3,10 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "reference_kernel.cuh"
 #include "device_buffer.h"
-#include "reference.h"
 #include "kinds.h"
+#include "reference.h"
+#include "reference_kernel.cuh"
 
 namespace mha {
 
@@ -33,16 +33,25 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
   };
   auto with_kv = [&](auto q_tag) {
     switch (dtype_from_name(s.kv_dtype)) {
-      case Dtype::kE4m3: run(q_tag, __nv_fp8_e4m3{}); break;
-      case Dtype::kE5m2: run(q_tag, __nv_fp8_e5m2{}); break;
-      default: run(q_tag, decltype(q_tag){}); break;  // a 16-bit cache holds q's dtype
+      case Dtype::kE4m3:
+        run(q_tag, __nv_fp8_e4m3{});
+        break;
+      case Dtype::kE5m2:
+        run(q_tag, __nv_fp8_e5m2{});
+        break;
+      default:
+        run(q_tag, decltype(q_tag){});
+        break;  // a 16-bit cache holds q's dtype
     }
   };
-  if (dtype_from_name(s.dtype) == Dtype::kBf16) with_kv(__nv_bfloat16{});
-  else with_kv(__half{});
+  if (dtype_from_name(s.dtype) == Dtype::kBf16)
+    with_kv(__nv_bfloat16{});
+  else
+    with_kv(__half{});
   MHA_CUDA_CHECK(cudaGetLastError());
   std::vector<float> host(out_elems);
-  MHA_CUDA_CHECK(cudaMemcpy(host.data(), out.get(), out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+  MHA_CUDA_CHECK(
+      cudaMemcpy(host.data(), out.get(), out_elems * sizeof(float), cudaMemcpyDeviceToHost));
   if (lse != nullptr) {
     std::vector<float> host_lse(rows);
     MHA_CUDA_CHECK(

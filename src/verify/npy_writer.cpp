@@ -15,7 +15,8 @@ void write_raw(const std::string& path, const char* descr, const void* data, siz
   std::string dims;
   for (size_t d : shape) dims += fmt::format("{}, ", d);
   if (shape.size() > 1) dims.resize(dims.size() - 2);
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
   const size_t prefix = 10;  // magic (6) + version (2) + header length (2)
   header.append(64 - (prefix + header.size() + 1) % 64, ' ');
   header += '\n';
@@ -32,10 +33,12 @@ void write_raw(const std::string& path, const char* descr, const void* data, siz
 
 }  // namespace
 
-void write_npy(const std::string& path, const std::vector<float>& data, const std::vector<size_t>& shape) {
+void write_npy(const std::string& path, const std::vector<float>& data,
+               const std::vector<size_t>& shape) {
   write_raw(path, "<f4", data.data(), data.size() * sizeof(float), shape);
 }
-void write_npy(const std::string& path, const std::vector<int>& data, const std::vector<size_t>& shape) {
+void write_npy(const std::string& path, const std::vector<int>& data,
+               const std::vector<size_t>& shape) {
   write_raw(path, "<i4", data.data(), data.size() * sizeof(int), shape);
 }
 

@@ -6,7 +6,9 @@
 
 namespace mha {
 
-void write_npy(const std::string& path, const std::vector<float>& data, const std::vector<size_t>& shape);
-void write_npy(const std::string& path, const std::vector<int>& data, const std::vector<size_t>& shape);
+void write_npy(const std::string& path, const std::vector<float>& data,
+               const std::vector<size_t>& shape);
+void write_npy(const std::string& path, const std::vector<int>& data,
+               const std::vector<size_t>& shape);
 
 }  // namespace mha

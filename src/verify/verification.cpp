@@ -1,17 +1,20 @@
 // Error metrics and tolerances for verification.
 #include "verification.h"
-#include "kinds.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
+#include "kinds.h"
+
 namespace mha {
 
 Tolerance tolerance_for(const std::string& dtype, const std::string& out_dtype) {
   // bf16 keeps 8 mantissa bits: P and a bf16 output each round by up to 2^-9 relative.
-  Tolerance t = dtype_from_name(dtype) == Dtype::kBf16 ? Tolerance{1e-2, 4e-2} : Tolerance{2e-3, 1e-2};
-  if (dtype_from_name(out_dtype) == Dtype::kBf16) t = {std::max(t.rel_l2, 1e-2), std::max(t.max_abs, 4e-2)};
+  Tolerance t =
+      dtype_from_name(dtype) == Dtype::kBf16 ? Tolerance{1e-2, 4e-2} : Tolerance{2e-3, 1e-2};
+  if (dtype_from_name(out_dtype) == Dtype::kBf16)
+    t = {std::max(t.rel_l2, 1e-2), std::max(t.max_abs, 4e-2)};
   return t;
 }
 
@@ -41,7 +44,8 @@ ErrorReport compare_outputs(const std::vector<float>& out, const std::vector<dou
   r.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   const double max_rel = ref_max > 0 ? r.max_abs / ref_max : r.max_abs;
   if (r.non_finite > 0) {
-    r.reason = fmt::format("{} non-finite output elements (first at {})", r.non_finite, r.worst_index);
+    r.reason =
+        fmt::format("{} non-finite output elements (first at {})", r.non_finite, r.worst_index);
   } else if (r.rel_l2 > tol.rel_l2) {
     r.reason = fmt::format("relative L2 error {:.3g} > {:.3g}", r.rel_l2, tol.rel_l2);
   } else if (max_rel > tol.max_abs) {

@@ -21,7 +21,7 @@ struct ErrorReport {
   long long non_finite = 0;  // elements that are NaN or Inf (including never written)
   long long worst_index = -1;
   bool passed = false;
-  std::string reason;        // why it failed, naming the worst element
+  std::string reason;  // why it failed, naming the worst element
 };
 
 ErrorReport compare_outputs(const std::vector<float>& out, const std::vector<double>& ref,
