@@ -40,6 +40,7 @@
 #include "reference.h"
 #include "report_csv.h"
 #include "report_json.h"
+#include "report_prefix.h"
 #include "select.h"
 #include "sharding.h"
 #include "step_timer.h"
@@ -332,9 +333,13 @@ int run_sweep(const SweepOptions& o) {
   const std::vector<int> devices = parse_devices(o.devices, o.device);
   require_device(devices.front());
   const DeviceProps props = device_props(devices.front());
-  ctx.prefix = !o.out_prefix.empty()
-                   ? o.out_prefix
-                   : fmt::format("results/{}_{}", slug(props.name), utc_now("%Y-%m-%d"));
+  const std::string today = utc_now("%Y-%m-%d");
+  ctx.prefix = !o.out_prefix.empty() ? o.out_prefix
+               : o.resume            ? newest_journal_prefix("results", slug(props.name), today)
+                                     : dated_report_prefix("results", slug(props.name), today);
+  if (o.resume && o.out_prefix.empty() && !o.quiet)
+    fmt::print("resuming the newest journal of this GPU, {}.journal.jsonl (--out names another)\n",
+               ctx.prefix);
   const auto parent = std::filesystem::path(ctx.prefix).parent_path();
   std::filesystem::create_directories(parent.empty() ? "." : parent);
   ctx.journal_path = ctx.prefix + ".journal.jsonl";
@@ -486,7 +491,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--rule", o->rule_file,
                   "Partition rule for auto: a `mha-tune select --out-json` file");
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
-  cmd->add_flag("--resume", o->resume, "Continue the journal of --out where it stopped");
+  cmd->add_flag("--resume", o->resume,
+                "Continue the journal of --out where it stopped (no --out: this GPU's newest)");
   cmd->add_flag("--force", o->force,
                 "Replace a journal of --out that holds an earlier sweep's rows (refused without)");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");

@@ -1,20 +1,21 @@
-// NVML by dlopen: only the four entry points the monitor needs, declared with NVML's C ABI.
+// NVML by dlopen: only the entry points the monitor needs, declared with NVML's C ABI.
 #include "gpu_monitor.h"
 
 #include <dlfcn.h>
 
 #include <cstdint>
 
+#include "device_info.h"
+
 namespace mha {
 namespace {
 
 using NvmlInit = int (*)();
-using NvmlHandleByIndex = int (*)(unsigned, void**);
 using NvmlClockInfo = int (*)(void*, int, unsigned*);
 using NvmlThrottleReasons = int (*)(void*, unsigned long long*);
 
 struct Nvml {
-  NvmlHandleByIndex handle_by_index = nullptr;
+  NvmlLookups lookups;
   NvmlClockInfo clock_info = nullptr;
   NvmlThrottleReasons throttle_reasons = nullptr;
   bool ok = false;
@@ -22,15 +23,17 @@ struct Nvml {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     auto init = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlInit_v2"));
-    handle_by_index =
-        reinterpret_cast<NvmlHandleByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    using Lookup = int (*)(const char*, void**);
+    lookups.by_uuid = reinterpret_cast<Lookup>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
+    lookups.by_pci_bus_id =
+        reinterpret_cast<Lookup>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
     clock_info = reinterpret_cast<NvmlClockInfo>(dlsym(lib, "nvmlDeviceGetClockInfo"));
     throttle_reasons =
         reinterpret_cast<NvmlThrottleReasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
     if (!throttle_reasons)
       throttle_reasons = reinterpret_cast<NvmlThrottleReasons>(
           dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
-    ok = init && handle_by_index && clock_info && init() == 0;
+    ok = init && clock_info && init() == 0;
   }
 };
 
@@ -46,10 +49,21 @@ constexpr unsigned long long kSlowdownMask = 0x4ull | 0x8ull | 0x20ull | 0x40ull
 
 }  // namespace
 
+void* find_nvml_device(const NvmlLookups& nvml, const std::string& uuid,
+                       const std::string& pci_bus_id) {
+  void* device = nullptr;
+  if (nvml.by_uuid && !uuid.empty() && nvml.by_uuid(uuid.c_str(), &device) == 0) return device;
+  device = nullptr;
+  if (nvml.by_pci_bus_id && !pci_bus_id.empty() &&
+      nvml.by_pci_bus_id(pci_bus_id.c_str(), &device) == 0)
+    return device;
+  return nullptr;
+}
+
 GpuMonitor::GpuMonitor(int device) {
-  // NVML indexes devices in PCI order, which is CUDA's default order too.
-  if (nvml().ok && nvml().handle_by_index(static_cast<unsigned>(device), &handle_) != 0)
-    handle_ = nullptr;
+  if (!nvml().ok) return;
+  const DeviceProps props = device_props(device);
+  handle_ = find_nvml_device(nvml().lookups, props.uuid, props.pci_bus_id);
 }
 
 ClockReading GpuMonitor::read() const {

@@ -2,6 +2,8 @@
 // driver; the development machines have no nvml.h). Without NVML every reading is "unknown".
 #pragma once
 
+#include <string>
+
 namespace mha {
 
 struct ClockReading {
@@ -9,9 +11,22 @@ struct ClockReading {
   bool throttled = false;   // a power, thermal or clock-slowdown reason was active
 };
 
+// NVML's two look-ups that name a GPU the way CUDA does whatever CUDA_VISIBLE_DEVICES remaps:
+// its UUID and its PCI bus id. Each returns NVML's status (0: found) and sets *device.
+struct NvmlLookups {
+  int (*by_uuid)(const char* uuid, void** device) = nullptr;
+  int (*by_pci_bus_id)(const char* pci_bus_id, void** device) = nullptr;
+};
+
+// The NVML device of the CUDA device whose UUID and PCI bus id are given: by UUID, else by bus
+// id, else none (null: the readings stay unknown). Never by index: NVML counts every GPU of the
+// host, CUDA only the visible ones, so an index names another GPU under CUDA_VISIBLE_DEVICES.
+void* find_nvml_device(const NvmlLookups& nvml, const std::string& uuid,
+                       const std::string& pci_bus_id);
+
 class GpuMonitor {
  public:
-  explicit GpuMonitor(int device);
+  explicit GpuMonitor(int device);  // a CUDA device ordinal
   ClockReading read() const;
 
  private:
