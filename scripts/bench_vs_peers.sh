@@ -3,7 +3,8 @@
 #   1. builds the suite's config (default configs/serving.json) into build-<config name>/,
 #   2. verifies every kernel on the suite (a failure stops the run: nothing wrong is timed),
 #   3. sweeps it (PREFIX_ours.json) and lets `mha-tune select` choose the defaults,
-#   4. times the peers on the same problems (scripts/peers.py, PREFIX_peers.json), installing the
+#   4. times the peers on the same problems (the sweep's --dry-run --json plan, PREFIX_plan.json,
+#      read by scripts/peers.py --plan; PREFIX_peers.json), installing the
 #      FlashInfer wheels offline from .whl/ when it is there (scripts/peer_wheels.sh),
 #   5. prints scripts/side_by_side.py's table, also written to PREFIX_side_by_side.md.
 # Usage: scripts/bench_vs_peers.sh [PREFIX] [CONFIG]   (default: results/bench configs/serving.json)
@@ -25,8 +26,10 @@ tail -n 1 "${prefix}_verify.log"
   --out-defaults "${prefix}_defaults_table.json" > "${prefix}_select.md"
 # shellcheck source=peer_wheels.sh
 source scripts/peer_wheels.sh install .whl
+# The peers take the sweep's own expansion of the suite (names, ranges, mixes): the same problems.
+"$build/mha-tune" sweep --config "$config" --dry-run --json > "${prefix}_plan.json"
 # shellcheck disable=SC2086  # word splitting of user-given arguments is intended
-python3 scripts/peers.py --suite "$config" --out "${prefix}_peers" ${MHA_PEERS_ARGS:-}
+python3 scripts/peers.py --plan "${prefix}_plan.json" --out "${prefix}_peers" ${MHA_PEERS_ARGS:-}
 python3 scripts/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" "${prefix}_defaults.json" |
   tee "${prefix}_side_by_side.md"
 # A suite with uniform twins of its ragged batches (configs/ragged.json): what raggedness costs.

@@ -38,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mha_report  # noqa: E402
 from peerlib import backends, report, timing  # noqa: E402
 from peerlib.worker import copy_bytes  # noqa: E402
-from peerlib.suite import (UsageError, expand_all, group_key, parse_inline, read_suite,  # noqa: E402
+from peerlib.suite import (UsageError, expand_all, group_key, parse_inline, problems_from_plan,
+                           read_suite,  # noqa: E402
                            step_bytes)
 
 DEFAULT_PROBLEMS = ("batch=1,heads=32,kv_heads=8,keys=512:2048:8192:32768:131072;"
@@ -244,6 +245,14 @@ def run(args, problems, peers):
     return 0
 
 
+def read_plan(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--plan {path}: cannot read it as JSON: {e}") from None
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--worker"] and len(argv) == 2:
@@ -258,6 +267,8 @@ def main(argv=None):
     ap.add_argument("--suite", help="a config with a suite, or a problem file, as mha-tune reads")
     ap.add_argument("--problems", help=f"inline problems, ';'-separated (default without --suite: "
                                        f"{DEFAULT_PROBLEMS})")
+    ap.add_argument("--plan", help="the problems as `mha-tune sweep --dry-run --json` printed them "
+                                   "(the binary's expansion: the peers time what the sweep times)")
     ap.add_argument("--peers", default="all", help="all, or a list of: " + ", ".join(backends.SHORT))
     ap.add_argument("--time-budget", type=float, default=0.5, help="seconds per point (0.5)")
     ap.add_argument("--target-error", type=float, default=0.005, help="median rel. std error (0.005)")
@@ -269,10 +280,15 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="print the plan; import no torch")
     args = ap.parse_args(argv)
     try:
-        specs = read_suite(args.suite) if args.suite else []
-        if args.problems or not args.suite:
-            specs += parse_inline(args.problems or DEFAULT_PROBLEMS)
-        problems = expand_all(specs)
+        if args.plan:
+            if args.suite or args.problems:
+                raise UsageError("--plan gives the problems: leave out --suite and --problems")
+            problems = problems_from_plan(read_plan(args.plan), args.plan)
+        else:
+            specs = read_suite(args.suite) if args.suite else []
+            if args.problems or not args.suite:
+                specs += parse_inline(args.problems or DEFAULT_PROBLEMS)
+            problems = expand_all(specs)
         peers = backends.resolve(args.peers)
     except (UsageError, ValueError) as e:
         print(f"peers.py: {e}", file=sys.stderr)

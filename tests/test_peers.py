@@ -180,6 +180,41 @@ class ParseTest(unittest.TestCase):
             self.skipTest("this build has no fp8 or soft-capping kernel")
 
 
+class PlanTest(unittest.TestCase):
+    """--plan: the problems as mha-tune's sweep expands them (ranges, mixes, names), so the peers
+    time what the sweep times whatever syntax the spec uses."""
+
+    def plan_of(self, *specs):
+        args = [MHA_TUNE, "sweep", "--dry-run", "--json"]
+        for text in specs:
+            args += ["--problem", text]
+        r = subprocess.run(args, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
+    def test_the_binarys_expansion(self):
+        plan = self.plan_of("batch=2,kv_heads=8,dtype=bf16,kv=contig,keys=1000:2000:+500,q_std=2",
+                            "kv_heads=8,dtype=bf16,kv=contig,lengths=5:9000:130,scale=0.05")
+        got = suite.problems_from_plan(plan, "plan")
+        self.assertEqual([p["name"] for p in got], [q["name"] for q in plan["problems"]])
+        self.assertEqual([p["keys"] for p in got[:3]], [1000, 1500, 2000])  # steps of 500
+        self.assertEqual(got[0]["lengths"], [1000, 1000])
+        self.assertEqual(got[0]["q_std"], 2.0)
+        self.assertAlmostEqual(got[0]["scale"], 128 ** -0.5, places=6)
+        self.assertEqual(got[3]["lengths"], [5, 9000, 130])
+        self.assertAlmostEqual(got[3]["scale"], 0.05, places=6)
+        self.assertEqual(got[0]["kv_scale"], "tensor")  # a 16-bit cache: no scales
+
+    def test_refuses_what_is_not_a_plan(self):
+        for doc, says in (({}, "no 'problems' list"), ({"problems": []}, "holds no problem"),
+                          ({"problems": [{"name": "x"}]}, "lacks batch")):
+            with self.assertRaises(suite.UsageError) as ctx:
+                suite.problems_from_plan(doc, "p.json")
+            self.assertIn(says, str(ctx.exception))
+            self.assertIn("p.json", str(ctx.exception))
+
+
 class LengthMixTest(unittest.TestCase):
     def test_mixes_and_names(self):
         self.assertEqual(suite.mix_lengths("uniform", 3, 70, 1), [70, 70, 70])
@@ -493,6 +528,17 @@ class CliTest(unittest.TestCase):
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
         self.assertRegex(r.stdout, r"\d+ problem\(s\) x 8 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
+
+    def test_plan_excludes_the_other_sources(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            f.write("{not json")
+            f.flush()
+            r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", f.name)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("cannot read it as JSON", r.stderr)
+            r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", f.name, "--suite", SERVING)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("leave out --suite", r.stderr)
 
     def test_dry_run_fp8_and_soft_cap(self):
         r = self.run_cli("--out", "/tmp/x", "--dry-run", "--problems",

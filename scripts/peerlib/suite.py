@@ -283,6 +283,37 @@ def expand(spec):
     return out
 
 
+PLAN_KEYS = ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype", "kv_dtype",
+             "kv_scale", "soft_cap", "kv", "page_size", "mask", "window", "chunk", "has_sink",
+             "sink_mean", "q_std", "scale", "keys", "ragged_lengths")
+
+
+def problems_from_plan(plan, origin):
+    """The problems of `mha-tune sweep --dry-run --json` (its parsed output) as the peers take
+    them: the binary's own expansion of ranges, mixes and names, so the peers time exactly the
+    problems the sweep times."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("problems"), list):
+        raise UsageError(f"{origin}: not the output of `mha-tune sweep --dry-run --json` "
+                         "(no 'problems' list)")
+    out = []
+    for i, q in enumerate(plan["problems"]):
+        missing = [k for k in PLAN_KEYS if k not in q]
+        if missing:
+            raise UsageError(f"{origin}: problems[{i}] lacks {', '.join(missing)} (a plan from "
+                             "an older mha-tune: write it again)")
+        p = {k: q[k] for k in PLAN_KEYS if k != "ragged_lengths"}
+        lengths = q["ragged_lengths"] or [q["keys"]] * q["batch"]
+        if len(lengths) != q["batch"] or min(lengths) < 0:
+            raise UsageError(f"{origin}: problems[{i}] ({q['name']}): {len(lengths)} lengths "
+                             f"for a batch of {q['batch']}")
+        p.update(lengths=list(lengths), kv_scale=q["kv_scale"] or "tensor", lengths_name="",
+                 scale_given=q["scale"])
+        out.append(p)
+    if not out:
+        raise UsageError(f"{origin}: the plan holds no problem")
+    return out
+
+
 def expand_all(specs):
     problems, seen = [], set()
     for s in specs:

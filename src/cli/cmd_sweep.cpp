@@ -27,6 +27,7 @@
 #include "config_schema.h"
 #include "device_info.h"
 #include "errors.h"
+#include "family_expansion.h"
 #include "fnv1a.h"
 #include "gpu_monitor.h"
 #include "journal.h"
@@ -91,6 +92,9 @@ std::vector<PlannedProblem> plan_work(const std::vector<ProblemSpec>& specs,
   in.rule = o.rule_file.empty() ? default_partition_rule() : read_partition_rule(o.rule_file);
   in.seed = o.seed;
   in.sm_count = sm_count;
+  if (!o.quiet)  // stderr: --dry-run --json keeps stdout for the plan
+    for (const std::string& note : family_expansion_notes(specs, kernels))
+      fmt::print(stderr, "{}\n", note);
   return plan_sweep(specs, kernels, in);
 }
 
