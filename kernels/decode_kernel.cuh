@@ -28,7 +28,7 @@ namespace mha {
 // of every tile. Warp-split-K tiles run one pipeline per warp column: the kWarpsM warps that read
 // the same WN keys copy only those rows of each stage and meet at their own barrier (a single
 // warp: __syncwarp), so in the key loop no warp waits for warps that read other keys; with one
-// barrier for the block, MQA's 8-warp blocks stalled on it (ncu, run 39: 0.85 warps per issue).
+// barrier for the block, MQA's 8-warp blocks stalled on it (ncu: 0.85 warps per issue).
 // Shared-softmax tiles copy the whole tile and meet as a block.
 template <class T>
 struct KvCopyShape {
@@ -136,10 +136,10 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
         (Kv::head_offset(p, kv_head, T::kDepth) + copy_tid % kCpr * kChunkElems) * T::kKvElemBytes);
   }
   // Sliced pages (KvCopyShape): warp split-K tiles (16-row pipelines) read one table entry a tile
-  // instead of one a row: the per-row look-ups were a third of a paged tile's instructions (ncu,
-  // run 77: 315 a warp-tile against 210 contiguous), and at one warp a scheduler each one is
-  // time. Other page sizes keep a look-up a row. (Runs 78-79: one paged block streaming 8,192
-  // keys 95 -> 73 us, contiguous 63; warp split-K tiles 3-8% faster over all their paged points.)
+  // instead of one a row: the per-row look-ups were a third of a paged tile's instructions (ncu:
+  // 315 a warp-tile against 210 contiguous), and at one warp a scheduler each one is time. Other
+  // page sizes keep a look-up a row. (Sliced: one paged block streaming 8,192 keys 95 -> 73 us,
+  // contiguous 63; warp split-K tiles 3-8% faster over all their paged points.)
   constexpr int kSliceRows = Copy::kSliceRows;
   constexpr bool kSliceable = Copy::kSliceable;
   constexpr int kSlices = kSliceable ? kCopyRows / kSliceRows : 1;
@@ -187,9 +187,9 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // group of the tile S - 1 before it; when that tile has landed (the loop's wait and barrier) so
   // has the entry, and the tile's issue reads it from shared memory. Looked up into a register
   // one tile ahead, the entry came back after its use: a single paged block streaming 8,192 keys
-  // spent 12% of its stall samples waiting on it (long scoreboard at the page's multiply; ncu,
-  // run 81). That wait is gone (runs 82-83: paged tiles 2-6% faster over their points), though
-  // the slot and fetch add about 24 instructions a warp-tile. One int a 16-row slice a stage.
+  // spent 12% of its stall samples waiting on it (long scoreboard at the page's multiply; ncu).
+  // That wait is gone (paged tiles 2-6% faster over their points), though the slot and fetch add
+  // about 24 instructions a warp-tile. One int a 16-row slice a stage.
   constexpr int kEntriesPerStage = kBN / kSliceRows;
   static_assert(!kSliceable || kStages * kEntriesPerStage * 4 <= T::kPageEntryBytes,
                 "the entry slots must fit DecodeTraits::kPageEntryBytes");
@@ -330,10 +330,9 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // max_keys slot. A paged cache looks its pages up at once, clamped to the table's row, and
   // copies once the length is in. The length's and Q's loads go out next. Contiguous: the first
   // copy, the Q rows and the length then travel in one round trip, where the length was a
-  // dependent load before the first copy of every step (0.1-0.2 us on short steps, run 66; with Q
-  // staged after the length nothing was gained, run 68); paged: the look-up, the length and Q
-  // travel together, ahead of the first copies (Q's load sent after them waited behind every
-  // block's first tile: run 88).
+  // dependent load before the first copy of every step (0.1-0.2 us on short steps; with Q staged
+  // after the length nothing was gained); paged: the look-up, the length and Q travel together,
+  // ahead of the first copies (Q's load sent after them waited behind every block's first tile).
   // Stage s holds the block's tile s; other paths (plans, windows, a paged batch whose table has
   // no column) issue the prologue once the length is known.
   int key_cap = 0;  // paged: the keys a table row can address
@@ -346,9 +345,9 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // Sliced pages: the prologue's look-ups all go out before its first issue (read_ahead), in
   // one round trip. Looked up stage by stage, each stage's copy waited for its own look-up: with
   // three stages the paged ramp held one more round trip than the first look-up's own (mha-tune
-  // phases, run 87: group 16's first tile landed 1.9-2.8 us after the contiguous one's at 8,192
-  // keys and P 8-32). With Q's load ahead of the first copies too (below), paged b1 8k took 8%
-  // less time and b8 512 11% less (run 89, changes 48-48c against main).
+  // phases: group 16's first tile landed 1.9-2.8 us after the contiguous one's at 8,192 keys and
+  // P 8-32). With Q's load ahead of the first copies too (below) and the kernel split by page
+  // slicing (decode_kernel), the three together took paged b1 8k 8% less time and b8 512 11% less.
   int ahead_pages[kStages - 1][kSlices];
   int ahead_in_page_bytes[kStages - 1][kSlices];
   auto read_ahead = [&](int from_stage, int known_tiles) {
@@ -394,9 +393,8 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // The early look-up read the table up to its row's end: entries past the length may be unset
   // (any value), so rows past it take page 0, a valid address for their zero-filled copies. With
   // slices, entry g serves slice g, whose rows lie at or past row g: dropped by row g's key, it
-  // holds no row below the length. Since change 44 a checked copy also reads row 0 for every row
-  // past the length (copy_row), which alone suffices; this stays as measured (runs 78-79) until
-  // a measured change removes it.
+  // holds no row below the length. A checked copy also reads row 0 for every row past the length
+  // (copy_row), which alone suffices; this stays as measured until a measured change removes it.
   auto drop_entries_past_length = [&]() {
     if constexpr (Kv::kHasLookup) {
 #pragma unroll
@@ -564,11 +562,11 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
 // The kernel takes the page-slicing choice (a step's page size) once, so each choice compiles to
 // its own code, with no test of it in the key loop. Taken at every look-up and issue, both paths
 // sat interleaved in every paged loop (8,360 SASS instructions against 4,984 contiguous, group 16
-// BM 16 BN 128). Split (change 48, runs 87-89), one paged block streaming 8,192 keys spent 7-23%
-// less time in its key loop (mha-tune phases: group 16 BM 16 BN 128 52.0 -> 48.6 us, MQA 41.3 ->
-// 31.7, 32/8 BM 8 72.7 -> 64.2), and paged tiles ran 2-3% faster over all their points. (Under
-// ncu, which flushes the caches, half the paged kernel's stall samples were `no_instruction`
-// before the split and after it: run 86 695 of 1,416, run 87 809 of 1,514; contiguous 61 of 772.)
+// BM 16 BN 128). Split, one paged block streaming 8,192 keys spent 7-23% less time in its key loop
+// (mha-tune phases: group 16 BM 16 BN 128 52.0 -> 48.6 us, MQA 41.3 -> 31.7, 32/8 BM 8 72.7 ->
+// 64.2), and paged tiles ran 2-3% faster over all their points. (Under ncu, which flushes the
+// caches, half the paged kernel's stall samples were `no_instruction` before the split and after
+// it: 695 of 1,416 before, 809 of 1,514 after; contiguous 61 of 772.)
 template <class T>
 __global__ void __launch_bounds__(T::kThreads) decode_kernel(const DecodeParams p) {
   extern __shared__ __align__(128) unsigned char smem[];

@@ -77,15 +77,15 @@ struct BlockWork {
 // first tile is visible tile `part` and its others a contiguous 1/P share of tiles P .. T - 1
 // (partition_tiles_first_apart), so the kernel starts the first tile's copy (contiguous) or
 // page look-up (paged) while the length is in flight (decode_kernel.cuh). With every tile
-// interleaved (k, k + P, ...) long steps and paged look-ups lost 1-13% (run 69).
+// interleaved (k, k + P, ...) long steps and paged look-ups lost 1-13%.
 template <class T>
 constexpr bool first_tile_before_length() {
   return T::Mask::kVisibleFromZero;
 }
 
 // The block's tile `it` for it >= 1 (its run). With one run per partition it is counted from the
-// first tile, so no second register carries the run's start through the key loop (run 71: paged
-// BM-8 tiles took 5-8% longer with it).
+// first tile, so no second register carries the run's start through the key loop (paged BM-8
+// tiles took 5-8% longer with it).
 template <class T>
 __device__ __forceinline__ int block_run_tile(const BlockWork& w, int it) {
   if constexpr (first_tile_before_length<T>())

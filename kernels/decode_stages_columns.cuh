@@ -8,8 +8,8 @@
 // Every warp takes all BM heads for its own WN keys: each A fragment read from shared memory
 // feeds C MMAs, one per column tile, so a group of 64 reads K/V once per 8·C heads instead of
 // once per 8 (BM 8), and no warp serialises the softmax of 64 rows (16-row tiles).
-// (Measured on MQA and group 16: within 1-3% of the 16-row tiles, docs/performance.md change
-// 18; BM 8 itself is the g4 winner, change 12.)
+// (Measured on MQA and group 16: within 1-3% of the 16-row tiles, docs/performance.md; BM 8
+// itself is the g4 winner.)
 // On the 16-row path a group of at most 8 fills at most half of every MMA's rows (a group of 4, a
 // quarter); here the 8 heads fill its n8 columns, so a tile takes half the MMAs and half the
 // output accumulators. Thread lane holds heads c·8 + 2·(lane%4) and +1 of keys (or depth

@@ -96,7 +96,7 @@ struct DecodeTraits {
   static constexpr int kPipelineBytes = kStages * kStageBytes;
   // fp8 caches, heads as MMA columns: ldmatrix reads the fp8 stage itself and the fragments
   // become fp16 in registers (decode_stages_columns.cuh), so no tile goes through shared memory
-  // twice. The ncu profile of the e4m3 BM-8 step (run 26, H200, 131k keys) showed occupancy 12%
+  // twice. The ncu profile of the e4m3 BM-8 step (H200, 131k keys) showed occupancy 12%
   // (the fp16 tiles made 98 KB a block) and short-scoreboard stalls leading.
   static constexpr bool kFp8InRegisters = kKvFp8 && kHeadsAsColumns;
   // Other fp8 caches: each landed tile is converted once into Elem tiles (K and V) that the MMAs

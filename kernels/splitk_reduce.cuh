@@ -17,7 +17,7 @@ namespace mha {
 
 // The separate reduce's block: 8 slices of depth / 4 float4 columns (256 threads at depth 128),
 // enough loads in flight at any partition count. A fixed 256 at depth 64 left 7 of 8 warps idle
-// at P = 2 and cost GPT-OSS's batch 64 (4096 reduce blocks) +56% (docs/performance.md, run 13).
+// at P = 2 and cost GPT-OSS's batch 64 (4096 reduce blocks) +56% (docs/performance.md).
 constexpr int kReduceSlices = 8;
 __host__ __device__ constexpr int reduce_threads(int depth) { return kReduceSlices * depth / 4; }
 constexpr int kReduceMaxThreads = reduce_threads(256);
@@ -148,7 +148,7 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
 // product over the partitions per output element. It stays this simpler two-pass form because
 // combine_row inlined into the decode kernel changed the key loop's register allocation (ptxas
 // -v: 168 instead of 204 registers on the s3 tile) and slowed P = 1 steps by up to 1.5x on the
-// H200 (docs/performance.md, run 12).
+// H200 (docs/performance.md).
 __host__ __device__ inline int fused_combine_scratch_floats(int rows, int partitions) {
   return rows * partitions + rows;
 }

@@ -54,7 +54,7 @@ for name in sorted(set(before) & set(after)):
 if ratios:
     print(f"\nBest per problem, after / before: geomean {geomean(ratios):.3f} over {len(ratios)}")
 # Every kernel's movement, slowest first: a kernel that got slower but is never the best moves
-# no row above, and may be a lead (run 41's 6-stage tile).
+# no row above, and may be a lead (a 6-stage tile was one).
 by_kernel = ratios_by_kernel(rows_before, rows_after)
 if by_kernel:
     print("\n| kernel | points | after / before (geomean) | min | max |\n|---|---:|---:|---:|---:|")

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Paged against contiguous caches in one report, as issue 11's target reads: for every paged
-problem with a contiguous twin (the same problem but for the layout), the paged problem's best
-point against the contiguous twin timed on the same tile (the same kernel but for its layout,
-best split of each), and, beside it, against the twin's best tile. Layouts are told apart by
-page order and size (paged16, paged128, paged_hnd16, ...).
+"""Paged against contiguous caches in one report, as the paged target reads (paged / contiguous
+<= 1.05 on one tile, docs/performance.md): for every paged problem with a contiguous twin (the
+same problem but for the layout), the paged problem's best point against the contiguous twin
+timed on the same tile (the same kernel but for its layout, best split of each), and, beside it,
+against the twin's best tile. Layouts are told apart by page order and size (paged16, paged128,
+paged_hnd16, ...).
 
 Usage: scripts/paged_vs_contig.py REPORT.json[.gz] [--limit 1.05]
 Prints a table (slowest first), then per layout the worst same-tile ratio and how many exceed

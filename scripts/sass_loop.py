@@ -13,7 +13,7 @@ TRAITS is DecodeTraits' argument list, as in scripts/compare_sass.sh, e.g.
 The loop runs from the stage wait at its top (DEPBAR.LE SB0) up to the backward branch that
 returns to it (not counted); the rescale block is the vote's branch and what it jumps over, so
 "loop less the block" is what a tile that keeps its reference maxima issues, less its two
-branches (the count docs/performance.md has used since change 25). --interior compiles a copy of
+branches (the count docs/performance.md uses). --interior compiles a copy of
 the kernels with the two tests that only a sequence's last tile needs (the whole-tile copy test and
 the all-visible mask test) forced to true, so the loop holds only the path of every other tile; if
 the source no longer has those tests, that is an error, not a silent count. Needs nvcc and

@@ -388,7 +388,7 @@ class PeerTableTest(unittest.TestCase):
             self.assertEqual((lay.page_size, lay.shuffled), (16, True), fi)
 
     def test_flashinfer_workspace_holds_its_split_scratch(self):
-        # Run 33: MQA (64/1, d64) asked FlashInfer's tensor-core plan for 276,824,064 bytes of
+        # MQA (64/1, d64) asked FlashInfer's tensor-core plan for 276,824,064 bytes of
         # batch_prefill_tmp_v (64 heads x 264 blocks x 64 rows x 64 floats) and 128 MB failed.
         mqa = problems("heads=64,kv_heads=1,depth=64,n=8192")[0]
         self.assertGreaterEqual(backends._fi_decode_workspace_bytes(mqa, 132), 276824064 + 64 * 264 * 64 * 4)

@@ -72,7 +72,7 @@ class SideBySideTest(unittest.TestCase):
         self.assertIn("more than 2% slower than the best peer: 0", r.stdout)
 
     def test_floor_from_a_cluster_split_when_p1_was_not_swept(self):
-        # Run 92: pages of 128 swept from P 16 up printed a floor of "nan"; a cluster split writes
+        # Pages of 128 swept from P 16 up printed a floor of "nan"; a cluster split writes
         # no partials, so its bytes are the step's; with neither swept the cell says so.
         ours = copy.deepcopy(OURS)
         ours["rows"] = [r for r in ours["rows"] if r["partitions"] != 1]

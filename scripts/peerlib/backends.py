@@ -183,7 +183,7 @@ def _fi_decode_workspace_bytes(p, sm_count):
     as a prefill, and with CUDA graphs it reserves split-K scratch for the largest grid: heads x
     (2 blocks per SM) x cta_tile_q (the group rounded up to 16..128) x head_dim floats. MQA (64/1,
     d64) needs 276 MB there; the 128 MB of FlashInfer's examples failed ("Buffer overflow when
-    allocating memory for batch_prefill_tmp_v", run 33)."""
+    allocating memory for batch_prefill_tmp_v")."""
     group = p["heads"] // p["kv_heads"]
     cta_tile_q = min(128, max(16, 1 << (group - 1).bit_length()))
     scratch = p["heads"] * 2 * sm_count * cta_tile_q * (p["depth"] + 1) * 4

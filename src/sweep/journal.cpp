@@ -199,7 +199,7 @@ Journal Journal::open_resume(const std::string& path) {
 namespace {
 // Wall-clock seconds since the Unix epoch, to the millisecond: the events of workers on several
 // GPUs, shards and resumed runs share one clock, so a journal shows when each point ran and how
-// fast a partial sweep went (run 63's two-GPU sweep, cut short, had no times to compare).
+// fast a partial sweep went (without them, a two-GPU sweep cut short had no times to compare).
 double unix_seconds() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) /

@@ -51,7 +51,7 @@ MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_r
   const double rows = double(s.batch) * s.heads;
   // The largest fixed partition count sizes the partials. A cluster split (P + 2^20 on the axis)
   // keeps its partials in distributed shared memory, and a plan (negative) is not counted here:
-  // read as counts, cluster8 asked 390 GiB for batch 6 at 128 heads (run 89's verify).
+  // read as counts, cluster8 asked 390 GiB for batch 6 at 128 heads.
   int partitions = 1;
   for (int p : problem.partitions)
     if (!is_split_plan(p) && !is_cluster_split(p)) partitions = std::max(partitions, p);
