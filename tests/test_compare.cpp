@@ -9,6 +9,7 @@
 
 #include "compare.h"
 #include "errors.h"
+#include "journal.h"
 #include "report_json.h"
 #include "test_support.h"
 
@@ -25,7 +26,7 @@ ResultRow row(const std::string& kernel, const std::string& problem, int partiti
   r.problem.keys = 1024;  // a report's rows carry a shape a problem spec accepts
   r.partitions = partitions;
   r.status = Status::kPassed;
-  r.time = {us, us * 0.98, us, us * rel_stdev, samples};
+  r.time = timing_stats(us, us * 0.98, us, us * rel_stdev, samples);
   return r;
 }
 
@@ -351,6 +352,57 @@ TEST(Compare, TheBestGateJudgesEachProblemsBestPoint) {
   const CompareResult broken = compare_reports(base, gone, best);
   EXPECT_EQ(broken.best_count(Verdict::kBroken), 1);
   EXPECT_EQ(broken.exit_code(), 1);
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+// Samples of a point: a centre and a spread, reproducible.
+std::vector<double> samples_around(double us, double spread, int n, int seed) {
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(us + spread * (((i * 7 + seed * 13) % n) / double(n) - 0.5));
+  return out;
+}
+
+TEST(Compare, SamplesSplitARealShiftFromAnAmbiguousOne) {
+  Report base, cand;
+  base.meta.gpu_name = cand.meta.gpu_name = "NVIDIA H200";
+  base.meta.timing_mode = cand.meta.timing_mode = "graph";
+  base.rows = {row("decode_a", "b1_n4096", 1, 10.0), row("decode_a", "b1_n4096", 2, 10.0)};
+  cand.rows = {row("decode_a", "b1_n4096", 1, 11.0), row("decode_a", "b1_n4096", 2, 11.0)};
+  auto bs = std::make_shared<SamplesByPoint>(), cs = std::make_shared<SamplesByPoint>();
+  const std::string shifted = point_key(base.rows[0]), overlapping = point_key(base.rows[1]);
+  (*bs)[shifted] = samples_around(10.0, 0.2, 20, 1);  // 10% apart, tight: a shift
+  (*cs)[shifted] = samples_around(11.0, 0.2, 20, 2);
+  (*bs)[overlapping] = {10.0, 10.0, 30.0, 30.0, 10.0, 30.0};  // medians apart, samples not
+  (*cs)[overlapping] = {11.0, 11.0, 30.0, 30.0, 11.0, 9.0};
+  CompareOptions o;
+  const CompareResult without = compare_reports(base, cand, o);
+  EXPECT_EQ(without.count(Verdict::kSlower), 2);
+  o.baseline_samples = bs;
+  o.candidate_samples = cs;
+  const CompareResult with = compare_reports(base, cand, o);
+  ASSERT_EQ(with.pairs.size(), 2u);
+  EXPECT_EQ(with.pairs[0].verdict, Verdict::kSlower);
+  EXPECT_LT(with.pairs[0].p_value, 1e-4);
+  EXPECT_EQ(with.pairs[1].verdict, Verdict::kAmbiguous);
+  EXPECT_GT(with.pairs[1].p_value, 0.01);
+  EXPECT_EQ(with.regressions(), 1);  // ambiguous is named, not a regression
+  const std::string md = compare_markdown(with);
+  EXPECT_NE(md.find("| ambiguous: past the tolerance"), std::string::npos) << md;
+  EXPECT_NE(md.find("### Ambiguous"), std::string::npos) << md;
+  EXPECT_NE(compare_csv(with).find(",p_value,"), std::string::npos);
+}
+
+TEST(Compare, ThrottledPairsAreNamed) {
+  Report base = baseline_report(), cand = baseline_report();
+  cand.rows[2].throttled = true;
+  const std::string md = compare_markdown(compare_reports(base, cand, {}));
+  EXPECT_NE(md.find("### Throttled while timed (1"), std::string::npos) << md;
 }
 
 }  // namespace

@@ -79,6 +79,11 @@ class FuzzInputs(unittest.TestCase):
             json.dump(cls.report, f)
         with open(CONFIG) as f:
             cls.config = json.load(f)
+        # Its samples sidecar (sweep --samples), for compare --samples against hostile ones.
+        with open(os.path.join(cls.tmp, "good_report.samples.jsonl"), "w") as f:
+            for r in cls.report["rows"]:
+                key = f"{r['kernel']}|{r['problem']['name']}|{r['partitions']}"
+                f.write(json.dumps({"point": key, "samples_us": [1.0, 1.1, 1.2]}) + "\n")
 
     @classmethod
     def tearDownClass(cls):
@@ -352,6 +357,30 @@ class FuzzInputs(unittest.TestCase):
                               {name: json.dumps(empty).encode()}))
         return cases
 
+    def samples_cases(self):
+        """`compare --samples`: the candidate's sidecar (PREFIX.samples.jsonl) hostile."""
+        good = json.dumps(self.report).encode()
+        sidecars = [(f"garbage {g!r}", g) for g in GARBAGE if g.strip()]
+        sidecars += [(label, text.encode()) for label, text in [
+            ("not an object", "[1, 2]\n"), ("no point", '{"samples_us": [1]}\n'),
+            ("point not a string", '{"point": 1, "samples_us": [1]}\n'),
+            ("samples not a list", '{"point": "a", "samples_us": 3}\n'),
+            ("negative sample", '{"point": "a", "samples_us": [1, -1]}\n'),
+            ("zero sample", '{"point": "a", "samples_us": [0]}\n'),
+            ("string sample", '{"point": "a", "samples_us": ["1"]}\n'),
+            ("huge sample", '{"point": "a", "samples_us": [1e400]}\n'),
+            ("point twice", '{"point": "a", "samples_us": [1]}\n{"point": "a", "samples_us": [2]}\n'),
+            ("too many samples", '{"point": "a", "samples_us": [' + ",".join(["1"] * 100001) + "]}\n"),
+            ("deep", '{"point": "a", "samples_us": ' + "[" * 100000 + "]" * 100000 + "}\n")]]
+        cases = [Case("samples sidecar missing", ["compare", self.good_report, "{cand_none.json}",
+                                                  "--samples"], {"cand_none.json": good})]
+        for i, (label, data) in enumerate(sidecars):
+            name = f"cand_{i}.json"
+            cases.append(Case(f"samples sidecar {label}",
+                              ["compare", self.good_report, "{" + name + "}", "--samples"],
+                              {name: good, f"cand_{i}.samples.jsonl": data}))
+        return cases
+
     def point_list_cases(self):
         """`sweep --points FILE` (a `select --suggest` output) and the plan it restricts."""
         docs = [(f"garbage {g!r}", g) for g in GARBAGE]
@@ -394,7 +423,8 @@ class FuzzInputs(unittest.TestCase):
 
     def test_every_hostile_input_exits_2_with_a_message(self):
         cases = (self.spec_cases() + self.flag_cases() + self.problem_file_cases() +
-                 self.config_cases() + self.report_cases() + self.point_list_cases())
+                 self.config_cases() + self.report_cases() + self.point_list_cases() +
+                 self.samples_cases())
         self.assertGreaterEqual(len(cases), 200)
         failures = []
         for case in cases:

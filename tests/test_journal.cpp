@@ -41,7 +41,7 @@ ResultRow point(const std::string& kernel, const std::string& problem, int parti
 
 ResultRow measured(ResultRow r, double us) {
   r.status = Status::kPassed;
-  r.time = {us, us * 0.9, us, us * 0.01, 20};
+  r.time = timing_stats(us, us * 0.9, us, us * 0.01, 20);
   return r;
 }
 

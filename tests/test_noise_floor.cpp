@@ -45,7 +45,7 @@ Report machine(uint64_t seed, double spread, double factor = 1.0,
     row.partitions = 1;
     row.status = Status::kPassed;
     const double us = true_us(i) * factor * (1.0 + spread * u.next());
-    row.time = {us, us * 0.99, us, us * 0.002, 200};
+    row.time = timing_stats(us, us * 0.99, us, us * 0.002, 200);
     r.rows.push_back(row);
   }
   return r;

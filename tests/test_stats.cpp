@@ -104,3 +104,18 @@ TEST(Stats, ModerateNoiseConvergesAsSamplesAccumulate) {
 
 }  // namespace
 }  // namespace mha
+
+namespace mha {
+namespace {
+
+TEST(Stats, SummaryKeepsTheQuartilesAndTheSamples) {
+  const std::vector<double> s = {4, 1, 3, 2, 5};
+  const TimingStats t = summarize_us(s);
+  EXPECT_DOUBLE_EQ(t.q1_us, 2.0);
+  EXPECT_DOUBLE_EQ(t.median_us, 3.0);
+  EXPECT_DOUBLE_EQ(t.q3_us, 4.0);
+  EXPECT_EQ(t.samples_us, s);  // for the sidecar, in the order they were taken
+}
+
+}  // namespace
+}  // namespace mha

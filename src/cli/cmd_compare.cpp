@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "compare.h"
 #include "noise_floor.h"
+#include "samples_file.h"
 
 namespace mha {
 
@@ -16,6 +17,7 @@ void add_compare_command(CLI::App& app) {
       "matched, 2 on unusable input (incl. reports from different GPUs or measured differently)");
   struct Args {
     std::string baseline, candidate, csv, markdown, noise, gate = "points";
+    bool samples = false;
     CompareOptions options;
   };
   auto args = std::make_shared<Args>();
@@ -39,7 +41,20 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--noise", args->noise,
                   "Cross-machine noise floor (`mha-tune noise`): changes within it are not "
                   "regressions");
+  cmd->add_flag("--samples", args->samples,
+                "Test each pair's shift with its samples (the sidecars `sweep --samples` wrote "
+                "beside both reports, PREFIX.samples.jsonl): a move they do not confirm is "
+                "ambiguous, not a regression");
+  cmd->add_option("--alpha", args->options.alpha,
+                  "Significance of the rank test with --samples (default 0.01)")
+      ->check(CLI::Range(1e-12, 0.5));
   cmd->callback([args] {
+    if (args->samples) {
+      args->options.baseline_samples =
+          std::make_shared<SamplesByPoint>(read_samples_file(samples_path_for(args->baseline)));
+      args->options.candidate_samples =
+          std::make_shared<SamplesByPoint>(read_samples_file(samples_path_for(args->candidate)));
+    }
     args->options.gate =
         args->gate == "best" ? CompareOptions::Gate::kBest : CompareOptions::Gate::kPoints;
     if (!args->noise.empty())

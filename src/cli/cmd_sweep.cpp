@@ -14,6 +14,7 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,7 @@
 #include "report_csv.h"
 #include "report_json.h"
 #include "report_prefix.h"
+#include "samples_file.h"
 #include "select.h"
 #include "sharding.h"
 #include "step_timer.h"
@@ -64,6 +66,7 @@ struct SweepOptions {
   std::string devices, shard, rule_file, points_file;
   std::vector<std::string> filters, problem_specs;
   bool resume = false, force = false, quiet = false, warm = false, dry_run = false, json = false;
+  bool samples = false;  // write the samples sidecar (samples_file.h)
   int device = 0;
   int sm_count = 0;  // --dry-run's SM count for "auto" (0: the H200's)
   uint64_t seed = 1;
@@ -139,7 +142,8 @@ struct SweepContext {
   TimingOptions timing;
   std::string prefix, journal_path;
   std::optional<Journal> journal;
-  std::mutex journal_mutex;
+  std::mutex journal_mutex;                         // also guards samples_out
+  std::unique_ptr<std::ofstream> samples_out;       // sweep --samples: PREFIX.samples.jsonl
   std::optional<std::set<std::string>> shard_keys;  // this shard's points; unset: all
   size_t total = 0;
   std::atomic<size_t> position{0}, measured{0};
@@ -249,6 +253,8 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const PlannedProblem& item) {
       {
         std::lock_guard<std::mutex> lock(ctx.journal_mutex);
         ctx.journal->append_row(row);
+        if (ctx.samples_out && row.status == Status::kPassed && !row.time.samples_us.empty())
+          *ctx.samples_out << samples_line(key, row.time.samples_us) << std::flush;
       }
       const size_t measured = ++ctx.measured;
       if (row.status == Status::kPassed && (best_us == 0 || row.time.median_us < best_us)) {
@@ -405,6 +411,13 @@ int run_sweep(const SweepOptions& o) {
     ctx.journal.emplace(Journal::open_new(ctx.journal_path, meta, o.force));
   }
 
+  if (o.samples) {
+    // Beside the journal, and like it: a resume appends, a new sweep starts it again.
+    const std::string path = samples_path_for(ctx.prefix + ".json");
+    ctx.samples_out = std::make_unique<std::ofstream>(
+        path, o.resume ? std::ios::app : std::ios::out | std::ios::trunc);
+    if (!*ctx.samples_out) throw UsageError("sweep --samples: cannot write " + path);
+  }
   const auto work = plan_work(specs, kernels, o, props.sm_count);
   std::vector<SweepPoint> points;
   std::vector<SweepPoint> item_costs;  // one per problem: the sum of its points, to balance GPUs
@@ -497,6 +510,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", o->out_prefix, "Report path prefix (default results/<gpu>_<date>)");
   cmd->add_flag("--resume", o->resume,
                 "Continue the journal of --out where it stopped (no --out: this GPU's newest)");
+  cmd->add_flag("--samples", o->samples,
+                "Also write every timed point's samples to PREFIX.samples.jsonl (for compare "
+                "--samples)");
   cmd->add_flag("--force", o->force,
                 "Replace a journal of --out that holds an earlier sweep's rows (refused without)");
   cmd->add_option("--timing", o->timing, "graph (CUDA-graph replays, default) or stream");

@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "journal.h"
 #include "noise_floor.h"
+#include "rank_test.h"
 #include "report_csv.h"
 #include "split_plan.h"
 #include "stats.h"
@@ -82,6 +83,8 @@ const char* verdict_name(Verdict v) {
       return "fixed";
     case Verdict::kNotComparable:
       return "not_comparable";
+    case Verdict::kAmbiguous:
+      return "ambiguous";
   }
   return "unknown";
 }
@@ -158,6 +161,22 @@ void judge_best(const Report& baseline, const Report& candidate, const CompareOp
   }
   result->geomean_ratio = timed ? std::exp(log_sum / timed) : 0;
   result->best_geomean_ratio = best_timed ? std::exp(best_log_sum / best_timed) : 0;
+}
+
+}  // namespace
+
+namespace {
+
+// The rank test of a pair whose both sides kept their samples: a move the samples do not show
+// as a shift (p >= alpha) is ambiguous, whichever way it went.
+void test_for_shift(const CompareOptions& options, const std::string& key, ComparePair* p) {
+  if (!options.baseline_samples || !options.candidate_samples) return;
+  const auto a = options.baseline_samples->find(key), b = options.candidate_samples->find(key);
+  if (a == options.baseline_samples->end() || b == options.candidate_samples->end()) return;
+  p->p_value = mann_whitney_p(a->second, b->second);
+  if ((p->verdict == Verdict::kSlower || p->verdict == Verdict::kFaster) &&
+      !(p->p_value < options.alpha))
+    p->verdict = Verdict::kAmbiguous;
 }
 
 }  // namespace
@@ -255,6 +274,7 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
       } else {
         p.verdict = Verdict::kSame;
       }
+      test_for_shift(options, key, &p);
     }
     result.pairs.push_back(std::move(p));
   }
@@ -318,6 +338,10 @@ std::string compare_markdown(const CompareResult& r) {
   md += fmt::format("| fixed: not passed -> passed | {} |\n", r.count(Verdict::kFixed));
   md += fmt::format("| same | {} |\n", r.count(Verdict::kSame));
   md += fmt::format("| not comparable (neither passed) | {} |\n", r.count(Verdict::kNotComparable));
+  if (r.options.baseline_samples && r.options.candidate_samples)
+    md +=
+        fmt::format("| ambiguous: past the tolerance, no shift in the samples (p >= {:g}) | {} |\n",
+                    r.options.alpha, r.count(Verdict::kAmbiguous));
   md += fmt::format("| only in baseline{} | {} |\n", r.options.allow_missing ? "" : " (regression)",
                     r.only_baseline.size());
   md += fmt::format("| only in candidate | {} |\n\n", r.only_candidate.size());
@@ -382,6 +406,26 @@ std::string compare_markdown(const CompareResult& r) {
     for (const ComparePair* p : bad) md += row_line(*p);
     md += "\n";
   }
+  std::vector<const ComparePair*> ambiguous, throttled;
+  for (const ComparePair& p : r.pairs) {
+    if (p.verdict == Verdict::kAmbiguous) ambiguous.push_back(&p);
+    if (p.baseline.throttled || p.candidate.throttled) throttled.push_back(&p);
+  }
+  if (!ambiguous.empty()) {
+    md += "### Ambiguous: moved, but the samples show no shift\n\n" + header;
+    for (const ComparePair* p : ambiguous) md += row_line(*p);
+    md += "\n";
+  }
+  if (!throttled.empty()) {
+    // Gated like the others, and named: a clock held down moves a time without the code.
+    md += fmt::format("### Throttled while timed ({}: power, thermal or clock slowdown)\n\n",
+                      throttled.size()) +
+          header;
+    for (size_t i = 0; i < throttled.size() && i < kMaxListed; ++i) md += row_line(*throttled[i]);
+    if (throttled.size() > kMaxListed)
+      md += fmt::format("\n... and {} more\n", throttled.size() - kMaxListed);
+    md += "\n";
+  }
   if (!good.empty()) {
     md += "### Improvements\n\n" + header;
     for (const ComparePair* p : good) md += row_line(*p);
@@ -409,10 +453,11 @@ std::string compare_markdown(const CompareResult& r) {
 }
 
 std::string compare_csv(const CompareResult& r) {
-  std::string text = csv_line({"kernel", "problem", "partitions", "verdict", "baseline_status",
-                               "candidate_status", "baseline_median_us", "candidate_median_us",
-                               "baseline_stdev_us", "candidate_stdev_us", "baseline_samples",
-                               "candidate_samples", "change", "tolerance", "candidate_reason"});
+  std::string text =
+      csv_line({"kernel", "problem", "partitions", "verdict", "baseline_status", "candidate_status",
+                "baseline_median_us", "candidate_median_us", "baseline_stdev_us",
+                "candidate_stdev_us", "baseline_samples", "candidate_samples", "change",
+                "tolerance", "p_value", "candidate_reason"});
   auto d = [](double v) { return fmt::format("{}", v); };
   for (const ComparePair& p : r.pairs) {
     text += csv_line(
@@ -421,7 +466,7 @@ std::string compare_csv(const CompareResult& r) {
          d(p.baseline.time.median_us), d(p.candidate.time.median_us), d(p.baseline.time.stdev_us),
          d(p.candidate.time.stdev_us), std::to_string(p.baseline.time.samples),
          std::to_string(p.candidate.time.samples), d(p.change), d(p.tolerance),
-         p.candidate.reason});
+         p.p_value < 0 ? "" : d(p.p_value), p.candidate.reason});
   }
   auto one_side = [&](const std::vector<ResultRow>& rows, bool is_baseline) {
     for (const ResultRow& row : rows) {
@@ -433,7 +478,7 @@ std::string compare_csv(const CompareResult& r) {
                     is_baseline ? "only_baseline" : "only_candidate", is_baseline ? status : "",
                     is_baseline ? "" : status, is_baseline ? median : "", is_baseline ? "" : median,
                     is_baseline ? stdev : "", is_baseline ? "" : stdev, is_baseline ? samples : "",
-                    is_baseline ? "" : samples, "", "", is_baseline ? "" : row.reason});
+                    is_baseline ? "" : samples, "", "", "", is_baseline ? "" : row.reason});
     }
   };
   one_side(r.only_baseline, true);

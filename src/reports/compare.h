@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report_json.h"
+#include "samples_file.h"
 
 namespace mha {
 
@@ -35,6 +36,11 @@ struct CompareOptions {
   // What fails the gate: every point (a regression of any point), or the best point of each
   // problem (what a tuned default can reach; an A/B of a kernel change is judged by it).
   enum class Gate { kPoints, kBest } gate = Gate::kPoints;
+  // Each side's samples (`compare --samples`, samples_file.h). Where both sides have them for a
+  // pair, its move must also be a shift by the rank test: p < alpha. A move past the tolerance
+  // that the test does not confirm is `ambiguous` (named, not a regression).
+  std::shared_ptr<const SamplesByPoint> baseline_samples, candidate_samples;
+  double alpha = 0.01;
 };
 
 // How a report was measured: the metadata fields that change what a time means. A difference in
@@ -52,6 +58,7 @@ enum class Verdict {
   kBroken,         // baseline passed, candidate did not: regression
   kFixed,          // baseline did not pass, candidate did: improvement
   kNotComparable,  // neither passed, or a passed row without a usable time
+  kAmbiguous,      // moved past the tolerance, but the samples show no shift (p >= alpha)
 };
 const char* verdict_name(Verdict v);
 
@@ -61,6 +68,7 @@ struct ComparePair {
   ResultRow candidate;
   double change = 0;     // candidate median / baseline median - 1 (0 when not comparable)
   double tolerance = 0;  // max(threshold, noise_k * noise) used for this pair
+  double p_value = -1;   // the rank test's, where both sides have samples (-1: not tested)
   Verdict verdict = Verdict::kSame;
   bool is_regression() const { return verdict == Verdict::kSlower || verdict == Verdict::kBroken; }
 };

@@ -43,7 +43,22 @@ Status status_from_name(const std::string& s);  // throws std::invalid_argument
 struct TimingStats {
   double median_us = 0, min_us = 0, mean_us = 0, stdev_us = 0;
   int samples = 0;
+  double q1_us = 0, q3_us = 0;  // quartiles (0: a report written before they were kept)
+  // The samples themselves, for the sweep's optional sidecar (samples_file.h); not in the row.
+  std::vector<double> samples_us;
 };
+
+// A summary without its samples (tests, reports read back).
+inline TimingStats timing_stats(double median_us, double min_us, double mean_us, double stdev_us,
+                                int samples) {
+  TimingStats t;
+  t.median_us = median_us;
+  t.min_us = min_us;
+  t.mean_us = mean_us;
+  t.stdev_us = stdev_us;
+  t.samples = samples;
+  return t;
+}
 
 struct ResultRow {
   std::string kernel;  // procedural name

@@ -94,6 +94,8 @@ std::vector<RowField> make_row_fields() {
       MHA_DOUBLE("time", "min_us", "min_us", time.min_us),
       MHA_DOUBLE("time", "mean_us", "mean_us", time.mean_us),
       MHA_DOUBLE("time", "stdev_us", "stdev_us", time.stdev_us),
+      MHA_DOUBLE_ADDED_LATER("time", "q1_us", "q1_us", time.q1_us),
+      MHA_DOUBLE_ADDED_LATER("time", "q3_us", "q3_us", time.q3_us),
       MHA_INT("time", "samples", "samples", time.samples),
       MHA_DOUBLE("", "bytes", "bytes", bytes),
       MHA_DOUBLE("", "achieved_gbps", "achieved_gbps", achieved_gbps),

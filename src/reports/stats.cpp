@@ -60,7 +60,10 @@ TimingStats summarize_us(const std::vector<double>& samples_us) {
   t.min_us = min_value(samples_us);
   t.mean_us = mean(samples_us);
   t.stdev_us = sample_stdev(samples_us);
+  t.q1_us = quantile(samples_us, 0.25);
+  t.q3_us = quantile(samples_us, 0.75);
   t.samples = static_cast<int>(samples_us.size());
+  t.samples_us = samples_us;
   return t;
 }
 
