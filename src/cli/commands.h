@@ -19,6 +19,7 @@ void add_noise_command(CLI::App& app);    // cmd_noise.cpp
 void add_export_command(CLI::App& app);   // cmd_export.cpp
 void add_phases_command(CLI::App& app);   // cmd_phases.cpp
 void add_library_command(CLI::App& app);  // cmd_library.cpp
+void add_schema_command(CLI::App& app);   // cmd_schema.cpp
 
 // --filter (kernel globs), --problem (inline specs, repeatable) and --problems (a JSON file):
 // the selection verify, sweep and phases share (selection_options.cpp).

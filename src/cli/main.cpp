@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   mha::add_export_command(app);
   mha::add_phases_command(app);
   mha::add_library_command(app);
+  mha::add_schema_command(app);
   try {
     if (const std::string option = option_with_empty_value(argc, argv); !option.empty())
       throw mha::UsageError(option + ": an empty value (give one, or leave the option out)");
