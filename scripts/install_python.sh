@@ -29,23 +29,8 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   exit 2
 fi
 
-config="${MHA_CONFIG:-configs/default.json}"
-pip_args=()
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --config)
-      [[ $# -ge 2 ]] || { mha_log "error: --config needs a file"; exit 2; }
-      config="$2"
-      shift 2
-      ;;
-    --config=*) config="${1#--config=}"; shift ;;
-    *) pip_args+=("$1"); shift ;;
-  esac
-done
-[[ -f "$config" ]] || { mha_log "error: config $config does not exist"; exit 2; }
-build_dir="build-$(basename "$config" .json)"
-[[ "$(realpath "$config")" == "$(realpath configs/default.json)" ]] && build_dir=build
-mha_log "config $config -> $build_dir/"
+mha_config_args "$@"
+pip_args=("${rest_args[@]}")
 mha_setup "$build_dir" "$config"
 
 prefix="$MHA_ROOT/$build_dir/python-prefix"

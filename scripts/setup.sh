@@ -62,6 +62,30 @@ mha_apt_install() {
       "$@" >&2
 }
 
+# mha_config_args ARG...: the main-job scripts' arguments. Sets `config` (--config FILE, else
+# $MHA_CONFIG, else configs/default.json), `build_dir` (build/ for configs/default.json,
+# build-<config stem>/ for any other) and `rest_args` (every other argument, in order); exits 2
+# on a missing config.
+mha_config_args() {
+  config="${MHA_CONFIG:-configs/default.json}"
+  rest_args=()
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --config)
+        [[ $# -ge 2 ]] || { mha_log "error: --config needs a file"; exit 2; }
+        config="$2"
+        shift 2
+        ;;
+      --config=*) config="${1#--config=}"; shift ;;
+      *) rest_args+=("$1"); shift ;;
+    esac
+  done
+  [[ -f "$config" ]] || { mha_log "error: config $config does not exist"; exit 2; }
+  build_dir="build-$(basename "$config" .json)"
+  [[ "$(realpath "$config")" == "$(realpath configs/default.json)" ]] && build_dir=build
+  mha_log "config $config -> $build_dir/"
+}
+
 mha_install_deps() {
   local missing=()
   read -r -a missing <<<"$(mha_missing_packages)"

@@ -9,23 +9,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MHA_ROOT"
-config="${MHA_CONFIG:-configs/default.json}"
-args=()
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --config)
-      [[ $# -ge 2 ]] || { mha_log "error: --config needs a file"; exit 2; }
-      config="$2"
-      shift 2
-      ;;
-    --config=*) config="${1#--config=}"; shift ;;
-    *) args+=("$1"); shift ;;
-  esac
-done
-[[ -f "$config" ]] || { mha_log "error: config $config does not exist"; exit 2; }
-build_dir="build-$(basename "$config" .json)"
-[[ "$(realpath "$config")" == "$(realpath configs/default.json)" ]] && build_dir=build
-mha_log "config $config -> $build_dir/"
+mha_config_args "$@"
 # The build's log goes to stderr: stdout is the sweep's (`--dry-run --json` prints JSON there).
 MHA_BUILD_TARGET=mha-tune mha_setup "$build_dir" "$config" >&2
-exec "$build_dir/mha-tune" sweep --config "$config" "${args[@]}"
+exec "$build_dir/mha-tune" sweep --config "$config" "${rest_args[@]}"

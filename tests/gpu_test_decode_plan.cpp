@@ -15,6 +15,7 @@
 #include "decode_plan.h"
 #include "device_buffer.h"
 #include "gpu_test_support.h"
+#include "library_view.h"
 #include "problem.h"
 #include "problem_data.h"
 #include "reference.h"
@@ -42,25 +43,6 @@ Problem problem_for(const KernelEntry& k, const std::string& spec) {
   if (problems.empty())
     throw std::logic_error(k.name + " computes no problem of '" + spec + "': " + why);
   return problems.front();
-}
-
-DecodeShape shape_of(const Problem& problem) {
-  const ProblemShape& s = problem.shape;
-  DecodeShape d;
-  d.dtype = s.dtype;
-  d.out_dtype = s.out_dtype;
-  d.kv_dtype = s.kv_dtype == s.dtype ? "" : s.kv_dtype;
-  d.soft_cap = s.soft_cap > 0.f;
-  d.kv = s.kv;
-  d.mask = s.mask;
-  d.has_sink = s.has_sink;
-  d.depth = s.depth;
-  d.heads = s.heads;
-  d.kv_heads = s.kv_heads;
-  d.batch = s.batch;
-  d.max_keys = std::max(1, problem.max_length());
-  for (int n : problem.lengths) d.ragged = d.ragged || n != problem.lengths.front();
-  return d;
 }
 
 size_t bytes_of(const std::string& dtype) {
@@ -106,7 +88,7 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
   ProblemData data(problem, 1);
   const DecodeParams in = data.params(0, 1);
   DecodePlanOptions o;
-  o.shape = shape_of(problem);
+  o.shape = decode_shape_of(problem);
   o.page_size = s.page_size;
   o.window = s.window;
   o.chunk = s.chunk;
@@ -123,21 +105,7 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
   const size_t q_bytes = bytes_of(s.dtype), out_bytes = bytes_of(s.out_dtype),
                kv_bytes = bytes_of(s.kv_dtype);
   const size_t head_elems = size_t(s.depth), rows = size_t(s.batch) * s.heads;
-  DecodeArgs a;
-  a.batch = s.batch;
-  a.q = in.q;
-  a.k_cache = in.k_cache;
-  a.v_cache = in.v_cache;
-  a.page_table = in.page_table;
-  a.max_pages_per_seq = in.max_pages_per_seq;
-  a.kv_max_keys = in.max_keys;
-  a.seq_lens = in.seq_lens;
-  a.sink_logits = in.sink_logits;
-  a.k_scale = in.k_scale;
-  a.v_scale = in.v_scale;
-  a.scale = in.scale;
-  a.soft_cap = in.soft_cap;
-  a.workspace = workspace.get();
+  DecodeArgs a = decode_args_of(in, problem, nullptr, workspace.get());
   DeviceBuffer q_fused, kv_combined, out_padded;
   if (c.strided) {
     // q as the first heads of a fused qkv row per sequence: (heads + 2 kv_heads) heads apart.
@@ -250,7 +218,7 @@ TEST(DecodePlanGpu, ACapturedGraphReplaysAfterTheLengthsChange) {
   ProblemData data(problem, 1);
   const DecodeParams in = data.params(0, 1);
   DecodePlanOptions o;
-  o.shape = shape_of(problem);
+  o.shape = decode_shape_of(problem);
   o.kernel = k->name;
   o.split = "plan2x128";
   DecodePlan plan;

@@ -5,18 +5,13 @@
 #include <set>
 
 #include "family_expansion.h"
+#include "test_support.h"
 
 namespace mha {
 namespace {
 
-std::vector<const KernelEntry*> all_kernels() {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& k : kernel_registry()) out.push_back(&k);
-  return out;
-}
-
 TEST(FamilyExpansion, ASpecOfSeveralFamiliesIsNamed) {
-  const auto kernels = all_kernels();
+  const auto kernels = testing::all_kernels();
   std::set<std::string> kinds;  // (dtype, kv) pairs of this build: CI has two or more
   for (const KernelEntry* k : kernels) kinds.insert(k->traits.dtype + "/" + k->traits.kv);
   if (kinds.size() < 2) GTEST_SKIP() << "this build compiles one family";

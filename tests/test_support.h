@@ -1,15 +1,24 @@
-// Shared by the host tests: a per-process scratch directory, and the traits of the family most
-// tests use (Llama-3-8B: bf16, d128, group 4, contiguous, null mask) with a 16x64 tile.
+// Shared by the host tests: a per-process scratch directory, every compiled kernel, and the
+// traits of the family most tests use (Llama-3-8B: bf16, d128, group 4, contiguous, null mask) with
+// a 16x64 tile.
 #pragma once
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "kernel_registry.h"
 
 namespace mha::testing {
+
+// Every kernel this build compiled, as the sweep's planners take them.
+inline std::vector<const KernelEntry*> all_kernels() {
+  std::vector<const KernelEntry*> out;
+  for (const KernelEntry& k : kernel_registry()) out.push_back(&k);
+  return out;
+}
 
 // <tmp>/mha_tune_<suite><pid>, created; one directory per test process so that parallel ctest
 // runs never share files. Every C++ test takes its scratch space from here.

@@ -8,15 +8,10 @@
 #include "errors.h"
 #include "split_plan.h"
 #include "sweep_plan.h"
+#include "test_support.h"
 
 namespace mha {
 namespace {
-
-std::vector<const KernelEntry*> all_kernels() {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& k : kernel_registry()) out.push_back(&k);
-  return out;
-}
 
 SweepPlanInput input(int sm_count, const std::string& partitions = "") {
   SweepPlanInput in;
@@ -30,7 +25,7 @@ TEST(SweepPlan, ProblemsShareTheirKernelsAndResolveAutoAndPlans) {
   const auto specs = {
       parse_problem_spec("dtype=bf16,out_dtype=bf16,kv=contig,batch=1,heads=32,kv_heads=8,keys="
                          "4096:131072,partitions=1:auto:plan")};
-  const auto plan = plan_sweep(specs, all_kernels(), input(132));
+  const auto plan = plan_sweep(specs, testing::all_kernels(), input(132));
   ASSERT_EQ(plan.size(), 2u);
   for (const PlannedProblem& p : plan) {
     EXPECT_FALSE(p.kernels.empty());
@@ -42,12 +37,12 @@ TEST(SweepPlan, ProblemsShareTheirKernelsAndResolveAutoAndPlans) {
   // Two blocks per SM over 8 KV heads: 33 at 131k keys; 4096 keys allow 16 of 256 keys.
   EXPECT_EQ(plan[0].problem.partitions[2], 16);
   EXPECT_EQ(plan[1].problem.partitions[2], 33);
-  EXPECT_EQ(plan_sweep(specs, all_kernels(), input(66))[1].problem.partitions[2], 17);
+  EXPECT_EQ(plan_sweep(specs, testing::all_kernels(), input(66))[1].problem.partitions[2], 17);
 }
 
 TEST(SweepPlan, PartitionsOverrideReplacesEverySpecs) {
   const auto specs = {parse_problem_spec("dtype=bf16,kv=contig,keys=512,partitions=1:2")};
-  const auto plan = plan_sweep(specs, all_kernels(), input(132, "4:plan"));
+  const auto plan = plan_sweep(specs, testing::all_kernels(), input(132, "4:plan"));
   ASSERT_EQ(plan.size(), 1u);
   ASSERT_EQ(plan[0].problem.partitions.size(), 2u);
   EXPECT_EQ(split_label(plan[0].problem.partitions[0]), "plan2x128");
@@ -61,7 +56,7 @@ TEST(SweepPlan, OneNameForTwoProblemsIsRefused) {
                                      [](const KernelEntry& k) { return k.traits.kv == "paged"; });
   if (!has_paged) GTEST_SKIP() << "needs a paged and a contiguous kernel in the build";
   const auto specs = {parse_problem_spec("name=one,batch=1,heads=32,kv_heads=8,keys=512")};
-  EXPECT_THROW(plan_sweep(specs, all_kernels(), input(132)), UsageError);
+  EXPECT_THROW(plan_sweep(specs, testing::all_kernels(), input(132)), UsageError);
 }
 
 TEST(SweepPlan, TwoSpecsOfOneProblemRunItOnceWithBothSplits) {
@@ -75,14 +70,14 @@ TEST(SweepPlan, TwoSpecsOfOneProblemRunItOnceWithBothSplits) {
       parse_problem_spec(
           "batch=1,heads=32,kv_heads=8,keys=512,kv=paged,page_size=16,partitions=8:cluster8")};
   size_t points = 0;
-  const auto problems_of = problems_by_kernel(all_kernels(), specs, "", &points);
+  const auto problems_of = problems_by_kernel(testing::all_kernels(), specs, "", &points);
   for (const KernelEntry& k : kernel_registry()) {
     const std::vector<Problem>& problems = problems_of.at(k.name);
     if (k.traits.kv != "paged") continue;
     ASSERT_EQ(problems.size(), 1u) << k.name;
     EXPECT_EQ(problems[0].partitions.size(), 3u) << "1, 8 and cluster8, 8 once";
   }
-  for (const PlannedProblem& p : plan_sweep(specs, all_kernels(), input(132))) {
+  for (const PlannedProblem& p : plan_sweep(specs, testing::all_kernels(), input(132))) {
     for (size_t i = 0; i < p.kernels.size(); ++i) {
       for (size_t j = i + 1; j < p.kernels.size(); ++j) {
         EXPECT_NE(p.kernels[i], p.kernels[j]) << p.problem.shape.name << ": a kernel listed twice";

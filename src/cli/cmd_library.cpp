@@ -17,6 +17,7 @@
 #include "device_info.h"
 #include "errors.h"
 #include "kernel_selection.h"
+#include "library_view.h"
 #include "memory_budget.h"
 #include "point_runner.h"
 #include "problem.h"
@@ -36,48 +37,6 @@ struct LibraryOptions {
   uint64_t seed = 1;
 };
 
-DecodeShape decode_shape(const Problem& problem) {
-  const ProblemShape& s = problem.shape;
-  DecodeShape d;
-  d.dtype = s.dtype;
-  d.out_dtype = s.out_dtype;
-  d.kv_dtype = s.kv_dtype == s.dtype ? "" : s.kv_dtype;
-  d.soft_cap = s.soft_cap > 0.f;
-  d.kv = s.kv;
-  d.mask = s.mask;
-  d.has_sink = s.has_sink;
-  d.depth = s.depth;
-  d.heads = s.heads;
-  d.kv_heads = s.kv_heads;
-  d.batch = s.batch;
-  d.max_keys = std::max(1, problem.max_length());
-  for (int n : problem.lengths) d.ragged = d.ragged || n != problem.lengths.front();
-  return d;
-}
-
-// The library's view of one copy of the generated inputs.
-DecodeArgs args_of(const DecodeParams& in, const Problem& problem, void* out, void* workspace) {
-  DecodeArgs a;
-  a.batch = problem.shape.batch;
-  a.q = in.q;
-  a.k_cache = in.k_cache;
-  a.v_cache = in.v_cache;
-  a.page_table = in.page_table;
-  a.max_pages_per_seq = in.max_pages_per_seq;
-  a.kv_max_keys = in.max_keys;
-  a.seq_lens = in.seq_lens;
-  a.sink_logits = in.sink_logits;
-  a.k_scale = in.k_scale;
-  a.v_scale = in.v_scale;
-  a.scale = in.scale;
-  a.soft_cap = in.soft_cap;
-  a.window = in.window;
-  a.chunk = in.chunk;
-  a.out = out;
-  a.workspace = workspace;
-  return a;
-}
-
 struct LibraryRow {
   std::string problem, kernel, split, reason, status = "passed";
   double library_us = 0, sweep_us = 0;
@@ -94,7 +53,7 @@ LibraryRow measure(const Problem& problem, const LibraryOptions& o, const Device
   LibraryRow row;
   row.problem = problem.shape.name;
   DecodePlanOptions po;
-  po.shape = decode_shape(problem);
+  po.shape = decode_shape_of(problem);
   po.page_size = problem.shape.page_size;
   po.window = problem.shape.window;
   po.chunk = problem.shape.chunk;
@@ -126,7 +85,7 @@ LibraryRow measure(const Problem& problem, const LibraryOptions& o, const Device
   std::vector<StepLaunch> library_steps;
   for (int i = 0; i < steps_per_graph(copies); ++i) {
     const DecodeArgs a =
-        args_of(data.params(i % copies, 1), problem, buffers.out.get(), workspace.get());
+        decode_args_of(data.params(i % copies, 1), problem, buffers.out.get(), workspace.get());
     library_steps.push_back([&plan, a](cudaStream_t s) {
       const DecodeStatus st = run(plan, a, s);
       return st.ok() ? cudaSuccess
