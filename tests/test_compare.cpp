@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "compare.h"
+#include "defaults_table.h"
 #include "errors.h"
 #include "journal.h"
 #include "report_json.h"
@@ -403,6 +404,73 @@ TEST(Compare, ThrottledPairsAreNamed) {
   cand.rows[2].throttled = true;
   const std::string md = compare_markdown(compare_reports(base, cand, {}));
   EXPECT_NE(md.find("### Throttled while timed (1"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace mha
+
+namespace mha {
+namespace {
+
+const char* const kTunedKernel =
+    "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s3_wsk";
+const char* const kOtherKernel =
+    "decode_bf16_bf16_d128_g4_contig_null_bm8_bn64_bk32_wm8_wn16_t128_s3_wsk";
+
+// A table whose one entry for Llama-3-8B's family chooses the tuned kernel at 4 partitions.
+std::shared_ptr<DefaultsTable> tuned_table(int sm_count = 132) {
+  auto t = std::make_shared<DefaultsTable>();
+  t->sm_count = sm_count;
+  t->origin = "tuned.json";
+  DefaultsEntry e;
+  e.work_half_octave = half_octave(8);
+  e.keys_half_octave = half_octave(1024);
+  e.kernel = kTunedKernel;
+  e.partitions = 4;
+  e.is_measured = true;
+  t->families.push_back({family_name("bf16", 128, 4, "contig", "null", false), {e}});
+  return t;
+}
+
+Report tuned_report(double tuned_us, double other_us) {
+  Report r;
+  r.meta.gpu_name = "NVIDIA H200";
+  r.meta.sm_count = 132;
+  r.meta.timing_mode = "graph";
+  r.rows = {row(kTunedKernel, "b1_n1024", 4, tuned_us), row(kOtherKernel, "b1_n1024", 1, other_us)};
+  return r;
+}
+
+TEST(Compare, TheDefaultGateJudgesTheTablesChoice) {
+  CompareOptions o;
+  o.defaults = tuned_table();
+  o.gate = CompareOptions::Gate::kDefault;
+  // The tuned point 10% slower while another point got faster: the best moved little, the
+  // default regressed.
+  const CompareResult r = compare_reports(tuned_report(10, 12), tuned_report(11, 9), o);
+  ASSERT_EQ(r.defaults.size(), 1u);
+  EXPECT_EQ(r.defaults[0].verdict, Verdict::kSlower);
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_NE(compare_markdown(r).find("### Problems whose tuned default regressed"),
+            std::string::npos);
+  // Gone from the candidate: broken.
+  Report gone = tuned_report(10, 12);
+  gone.rows.erase(gone.rows.begin());
+  EXPECT_EQ(compare_reports(tuned_report(10, 12), gone, o).defaults[0].verdict, Verdict::kBroken);
+  // Unchanged: passes.
+  EXPECT_EQ(compare_reports(tuned_report(10, 12), tuned_report(10, 12), o).exit_code(), 0);
+  // A table whose every choice the baseline never measured gates nothing: fails.
+  Report unmeasured = tuned_report(10, 12);
+  unmeasured.rows.erase(unmeasured.rows.begin());
+  EXPECT_EQ(compare_reports(unmeasured, unmeasured, o).exit_code(), 1);
+}
+
+TEST(Compare, TheDefaultGateNeedsATableOfThisGpu) {
+  CompareOptions o;
+  o.gate = CompareOptions::Gate::kDefault;
+  EXPECT_THROW(compare_reports(tuned_report(10, 12), tuned_report(10, 12), o), UsageError);
+  o.defaults = tuned_table(114);  // an H100's
+  EXPECT_THROW(compare_reports(tuned_report(10, 12), tuned_report(10, 12), o), UsageError);
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include "commands.h"
 #include "compare.h"
+#include "defaults_table.h"
+#include "errors.h"
 #include "noise_floor.h"
+#include "report_json.h"
 #include "samples_file.h"
 
 namespace mha {
@@ -16,7 +19,7 @@ void add_compare_command(CLI::App& app) {
       "passed -> not passed, a baseline point missing from the candidate) or when no pair "
       "matched, 2 on unusable input (incl. reports from different GPUs or measured differently)");
   struct Args {
-    std::string baseline, candidate, csv, markdown, noise, gate = "points";
+    std::string baseline, candidate, csv, markdown, noise, defaults, gate = "points";
     bool samples = false;
     CompareOptions options;
   };
@@ -27,9 +30,13 @@ void add_compare_command(CLI::App& app) {
                   "Smallest relative median change called slower/faster (default 0.03)");
   cmd->add_option("--csv", args->csv, "Write every pair to this CSV file");
   cmd->add_option("--gate", args->gate,
-                  "What fails: points (any point slower or broken, default) or best (a problem's "
-                  "best point slower or gone: for an A/B of a kernel change)")
-      ->check(CLI::IsMember({"points", "best"}));
+                  "What fails: points (any point slower or broken, default), best (a problem's "
+                  "best point slower or gone: for an A/B of a kernel change) or default (the "
+                  "point --defaults chooses slower or gone)")
+      ->check(CLI::IsMember({"points", "best", "default"}));
+  cmd->add_option("--defaults", args->defaults,
+                  "A defaults table (select --out-defaults): judge the point it chooses for each "
+                  "problem too; --gate default fails on those only");
   cmd->add_option("--markdown", args->markdown, "Also write the markdown summary to this file");
   cmd->add_flag("--allow-different-gpu", args->options.allow_different_gpu,
                 "Compare reports from different GPU models");
@@ -55,8 +62,17 @@ void add_compare_command(CLI::App& app) {
       args->options.candidate_samples =
           std::make_shared<SamplesByPoint>(read_samples_file(samples_path_for(args->candidate)));
     }
-    args->options.gate =
-        args->gate == "best" ? CompareOptions::Gate::kBest : CompareOptions::Gate::kPoints;
+    args->options.gate = args->gate == "best"      ? CompareOptions::Gate::kBest
+                         : args->gate == "default" ? CompareOptions::Gate::kDefault
+                                                   : CompareOptions::Gate::kPoints;
+    if (!args->defaults.empty()) {
+      try {
+        args->options.defaults = std::make_shared<DefaultsTable>(defaults_from_json_text(
+            read_text_file(args->defaults, "the defaults table"), args->defaults));
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--defaults: ") + e.what());
+      }
+    }
     if (!args->noise.empty())
       args->options.noise_floor = std::make_shared<NoiseFloor>(read_noise_floor(args->noise));
     set_command_exit(

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "compare_defaults.h"
 #include "errors.h"
 #include "journal.h"
 #include "noise_floor.h"
@@ -286,7 +287,21 @@ CompareResult compare_reports(const Report& baseline, const Report& candidate,
     }
   }
   judge_best(baseline, candidate, options, &result);
+  if (options.defaults) {
+    if (options.defaults->sm_count != baseline.meta.sm_count)
+      throw UsageError(fmt::format(
+          "--defaults: the table ({}) was chosen on a GPU of {} SMs, the reports ran on {}",
+          options.defaults->origin, options.defaults->sm_count, baseline.meta.sm_count));
+    result.defaults = judge_defaults(baseline, candidate, *options.defaults, options);
+  }
+  if (options.gate == CompareOptions::Gate::kDefault && !options.defaults)
+    throw UsageError("--gate default: give the defaults table with --defaults FILE");
   return result;
+}
+
+int CompareResult::defaults_count(Verdict v) const {
+  return static_cast<int>(std::count_if(defaults.begin(), defaults.end(),
+                                        [v](const BestPair& b) { return b.verdict == v; }));
 }
 
 int CompareResult::best_count(Verdict v) const {
@@ -368,6 +383,31 @@ std::string compare_markdown(const CompareResult& r) {
       md +=
           "### Problems whose best point regressed\n\n| problem | baseline best us | candidate "
           "best us | change |\n|---|---:|---:|---:|\n" +
+          lines + "\n";
+  }
+
+  if (r.options.defaults) {
+    md += fmt::format(
+        "Tuned defaults ({}): {} problem(s), {} slower, {} faster, {} gone from the candidate, {} "
+        "not measured in the baseline{}.\n\n",
+        r.options.defaults->origin, r.defaults.size(), r.defaults_count(Verdict::kSlower),
+        r.defaults_count(Verdict::kFaster), r.defaults_count(Verdict::kBroken),
+        r.defaults_count(Verdict::kNotComparable),
+        r.options.gate == CompareOptions::Gate::kDefault ? " (the gate: --gate default)" : "");
+    std::string lines;
+    for (const BestPair& b : r.defaults) {
+      if (b.verdict != Verdict::kSlower && b.verdict != Verdict::kBroken) continue;
+      lines +=
+          fmt::format("| `{}` | `{}` | {:.2f} | {} | {} |\n", cell(b.problem),
+                      cell(b.baseline_point), b.baseline_us,
+                      b.verdict == Verdict::kBroken ? "-" : fmt::format("{:.2f}", b.candidate_us),
+                      b.verdict == Verdict::kBroken ? "no passed row"
+                                                    : pct(b.candidate_us / b.baseline_us - 1.0));
+    }
+    if (!lines.empty())
+      md +=
+          "### Problems whose tuned default regressed\n\n| problem | point | baseline us | "
+          "candidate us | change |\n|---|---|---:|---:|---:|\n" +
           lines + "\n";
   }
 

@@ -12,7 +12,8 @@
 
 namespace mha {
 
-struct NoiseFloor;  // noise_floor.h
+struct NoiseFloor;     // noise_floor.h
+struct DefaultsTable;  // defaults_table.h
 
 struct CompareOptions {
   // A pair is slower when candidate > baseline * (1 + tolerance), faster when
@@ -35,7 +36,11 @@ struct CompareOptions {
   std::shared_ptr<const NoiseFloor> noise_floor;
   // What fails the gate: every point (a regression of any point), or the best point of each
   // problem (what a tuned default can reach; an A/B of a kernel change is judged by it).
-  enum class Gate { kPoints, kBest } gate = Gate::kPoints;
+  // ... or the point a defaults table chooses for each problem (kDefault, needs `defaults`).
+  enum class Gate { kPoints, kBest, kDefault } gate = Gate::kPoints;
+  // A defaults table (`compare --defaults`, select --out-defaults): its choice per problem is
+  // judged like a pair too (CompareResult::defaults).
+  std::shared_ptr<const DefaultsTable> defaults;
   // Each side's samples (`compare --samples`, samples_file.h). Where both sides have them for a
   // pair, its move must also be a shift by the rank test: p < alpha. A move past the tolerance
   // that the test does not confirm is `ambiguous` (named, not a regression).
@@ -91,9 +96,11 @@ struct CompareResult {
   std::vector<ResultRow> only_baseline, only_candidate;
   std::vector<MethodMismatch> mismatches;  // only when options.allow_method_mismatch
   std::vector<BestPair> best;              // problems with a passed point in the baseline, by name
+  std::vector<BestPair> defaults;          // the defaults table's points (options.defaults)
   double geomean_ratio = 0;       // candidate / baseline over the pairs both timed (0: none)
   double best_geomean_ratio = 0;  // the same over the problems' best points
   int best_count(Verdict v) const;
+  int defaults_count(Verdict v) const;
 
   int count(Verdict v) const;
   int regressions() const { return count(Verdict::kSlower) + count(Verdict::kBroken); }
@@ -108,6 +115,9 @@ struct CompareResult {
   bool is_failure() const {
     if (options.gate == CompareOptions::Gate::kBest)
       return best_count(Verdict::kSlower) + best_count(Verdict::kBroken) > 0 || best.empty();
+    if (options.gate == CompareOptions::Gate::kDefault)
+      return defaults_count(Verdict::kSlower) + defaults_count(Verdict::kBroken) > 0 ||
+             defaults.size() == static_cast<size_t>(defaults_count(Verdict::kNotComparable));
     return regressions() > 0 || missing_failures() > 0 || pairs.empty();
   }
   int exit_code() const { return is_failure() ? 1 : 0; }

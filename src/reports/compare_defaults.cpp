@@ -1,0 +1,77 @@
+// The defaults' choice per problem, found in each report and judged.
+#include "compare_defaults.h"
+
+#include <algorithm>
+#include <map>
+
+#include "journal.h"
+
+namespace mha {
+
+namespace {
+
+DefaultsQuery query_of(const ResultRow& row) {
+  const ProblemShape& s = row.problem;
+  DefaultsQuery q;
+  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap > 0.f), s.depth,
+                         s.kv_heads > 0 ? s.heads / s.kv_heads : s.heads, s.kv, s.mask, s.has_sink);
+  q.batch_kv_heads = std::max(1, s.batch * s.kv_heads);
+  const int longest = s.ragged_lengths.empty()
+                          ? s.keys
+                          : *std::max_element(s.ragged_lengths.begin(), s.ragged_lengths.end());
+  q.keys = std::max(1, longest);
+  q.ragged = !s.ragged_lengths.empty();
+  return q;
+}
+
+// The passed row of `problem` at the entry's split and kernel, or at the same tile of another
+// instance (the table keys families without the output dtype): null when none passed.
+const ResultRow* chosen_row(const Report& r, const std::string& problem, const DefaultsEntry& e) {
+  const ResultRow* same_tile = nullptr;
+  const std::string tile = tile_of_kernel_name(e.kernel);
+  for (const ResultRow& row : r.rows) {
+    if (row.problem.name != problem || row.partitions != e.partitions ||
+        row.status != Status::kPassed || !(row.time.median_us > 0))
+      continue;
+    if (row.kernel == e.kernel) return &row;
+    if (tile_of_kernel_name(row.kernel) == tile) same_tile = &row;
+  }
+  return same_tile;
+}
+
+}  // namespace
+
+std::vector<BestPair> judge_defaults(const Report& baseline, const Report& candidate,
+                                     const DefaultsTable& table, const CompareOptions& options) {
+  std::map<std::string, const ResultRow*> first_row;  // one per problem, for its shape
+  for (const ResultRow& row : baseline.rows) first_row.emplace(row.problem.name, &row);
+  std::vector<BestPair> out;
+  for (const auto& [problem, row] : first_row) {
+    const DefaultsEntry* e = lookup_defaults(table, query_of(*row));
+    if (e == nullptr) continue;
+    BestPair p;
+    p.problem = problem;
+    const ResultRow* b = chosen_row(baseline, problem, *e);
+    const ResultRow* c = chosen_row(candidate, problem, *e);
+    p.baseline_point = b ? point_key(*b) : point_key(e->kernel, problem, e->partitions);
+    if (b == nullptr) {
+      p.verdict = Verdict::kNotComparable;
+    } else if (c == nullptr) {
+      p.baseline_us = b->time.median_us;
+      p.verdict = Verdict::kBroken;
+    } else {
+      p.candidate_point = point_key(*c);
+      p.baseline_us = b->time.median_us;
+      p.candidate_us = c->time.median_us;
+      p.tolerance = std::max(options.threshold, options.noise_k * pair_noise(b->time, c->time));
+      const double ratio = p.candidate_us / p.baseline_us;
+      p.verdict = ratio > 1.0 + p.tolerance           ? Verdict::kSlower
+                  : ratio < 1.0 / (1.0 + p.tolerance) ? Verdict::kFaster
+                                                      : Verdict::kSame;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace mha
