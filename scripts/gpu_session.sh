@@ -5,8 +5,8 @@
 # (default: build verify edge sanitize tests).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-# Everything lands in $OUT/run and is packed into $OUT/run.tgz at the end (the device tool
-# returns at most 8 files).
+# Everything lands in $OUT/run and is packed into one archive, $OUT/run.tgz, at the end: one file
+# to copy back from the GPU machine.
 FINAL_OUT="${OUT:-gpu-logs}"
 OUT="$FINAL_OUT/run"
 mkdir -p "$OUT"

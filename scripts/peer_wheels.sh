@@ -5,8 +5,10 @@
 #                                          $MHA_PEER_SITE (default /tmp/mha_peer_site) and export
 #                                          PYTHONPATH; a missing DIR leaves the peers 'skipped'.
 # FlashInfer 0.5.3 runs with PyTorch 2.11 (cu130) on the H200 and compiles its kernels just in time
-# with nvcc; its three wheels are 21 MB. flashinfer-python 0.7.x is a 62 MB wheel, too large to carry
-# within 64 MiB beside a build. Wheels are never committed (.whl/ is ignored).
+# with nvcc; its three wheels are 21 MB. flashinfer-python 0.7.x is a 62 MB wheel (427 MB unpacked,
+# mostly sources decode never compiles): scripts/trim_flashinfer_wheel.py re-packs it with only
+# what its decode paths build from (0.7.2.post1: 22.0 MB). Wheels are never committed (.whl/ is
+# ignored).
 # Versions: FlashInfer's own needs besides these (torch, numpy, ninja, requests, ...) are on the
 # GPU image; nvidia-cutlass-dsl is only for its CuTe-DSL kernels, which decode does not import.
 MHA_PEER_WHEELS=(flashinfer-python==0.5.3 apache-tvm-ffi==0.1.15.post2 nvidia-cudnn-frontend==1.32.0)
