@@ -206,7 +206,9 @@ def run(args, problems, peers):
     meta = report.make_metadata(
         info["gpu_name"], info["sm_count"], info["l2_bytes"], info["peak_gbps"], " ".join(sys.argv),
         args.seed, info["driver_version"], info["cuda_version"], git_commit(),
-        devices="0", config_file=args.suite or "")
+        devices="0", config_file=args.suite or args.plan or "", gpu_uuids=info.get("gpu_uuid", ""),
+        gpu_pci_bus_ids=info.get("pci_bus_id", ""),
+        nvidia_driver_version=info.get("nvidia_driver_version", ""))
     meta["peer_packages"] = {k: v.get("version", "unavailable") for k, v in info["packages"].items()}
     env = {"l2_bytes": info["l2_bytes"], "peak_gbps": info["peak_gbps"], "seed": args.seed,
            "budget_s": args.time_budget, "target": args.target_error}

@@ -180,6 +180,30 @@ class ParseTest(unittest.TestCase):
             self.skipTest("this build has no fp8 or soft-capping kernel")
 
 
+class IdentityTest(unittest.TestCase):
+    """A peers report names its GPU as mha-tune's reports do: UUID, PCI bus id, driver release."""
+
+    def test_gpu_identity_as_nvidia_smi_prints_it(self):
+        props = argparse.Namespace(uuid="8f7c1a02-b34d-5e6f-7081-92a3b4c5d6e7", pci_domain_id=0,
+                                   pci_bus_id=0x3B, pci_device_id=0)
+        self.assertEqual(worker.gpu_uuid(props), "GPU-8f7c1a02-b34d-5e6f-7081-92a3b4c5d6e7")
+        self.assertEqual(worker.pci_bus_id(props), "00000000:3B:00.0")
+        self.assertEqual(worker.gpu_uuid(argparse.Namespace()), "")
+        self.assertEqual(worker.pci_bus_id(argparse.Namespace(pci_bus_id=1)), "")
+        with tempfile.NamedTemporaryFile("w") as f:
+            f.write("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.03  Release "
+                    "Build  (dvs-builder@U16)  Thu Jan 23 2025\n")
+            f.flush()
+            self.assertEqual(worker.nvidia_driver_release(f.name), "580.159.03")
+        self.assertEqual(worker.nvidia_driver_release("/nonexistent/version"), "")
+
+    def test_metadata_carries_it(self):
+        meta = report.make_metadata("NVIDIA H200", 132, gpu_uuids="GPU-1", gpu_pci_bus_ids="00:01",
+                                    nvidia_driver_version="580.159")
+        self.assertEqual((meta["gpu_uuids"], meta["gpu_pci_bus_ids"], meta["nvidia_driver_version"]),
+                         ("GPU-1", "00:01", "580.159"))
+
+
 class PlanTest(unittest.TestCase):
     """--plan: the problems as mha-tune's sweep expands them (ranges, mixes, names), so the peers
     time what the sweep times whatever syntax the spec uses."""

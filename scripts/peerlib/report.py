@@ -52,7 +52,8 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
 
 def make_metadata(gpu_name="", sm_count=0, l2_bytes=0, peak_gbps=0.0, command_line="", seed=1,
                   driver_version="", cuda_version="", git_commit="unknown", timestamp=None,
-                  devices="", config_file=""):
+                  devices="", config_file="", gpu_uuids="", gpu_pci_bus_ids="",
+                  nvidia_driver_version=""):
     ts = timestamp or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"schema_version": SCHEMA_VERSION, "tool_version": "peers.py", "git_commit": git_commit,
             "gpu_name": gpu_name, "sm_count": int(sm_count), "sm_clock_max_mhz": 0.0,
@@ -60,7 +61,9 @@ def make_metadata(gpu_name="", sm_count=0, l2_bytes=0, peak_gbps=0.0, command_li
             "cuda_version": cuda_version, "timestamp": ts, "config_file": config_file,
             "config_hash": "", "command_line": command_line,
             "peak_read_gbps": number(float(peak_gbps)), "seed": int(seed), "timing_mode": "graph",
-            "cold_cache": True, "shard_index": -1, "shard_count": 0, "devices": devices}
+            "cold_cache": True, "shard_index": -1, "shard_count": 0, "devices": devices,
+            "gpu_uuids": gpu_uuids, "gpu_pci_bus_ids": gpu_pci_bus_ids,
+            "nvidia_driver_version": nvidia_driver_version}
 
 
 def make_report(meta, rows):

@@ -158,6 +158,32 @@ def main(job_path):
     return 0
 
 
+def gpu_uuid(props):
+    """As nvidia-smi -L prints it ("GPU-8f7c1a02-..."), or "" where torch does not say."""
+    uuid = str(getattr(props, "uuid", "") or "")
+    return uuid if not uuid or uuid.startswith("GPU-") else "GPU-" + uuid
+
+
+def pci_bus_id(props):
+    """As nvidia-smi prints it ("00000000:3B:00.0"), or "" where torch does not say."""
+    parts = [getattr(props, k, None) for k in ("pci_domain_id", "pci_bus_id", "pci_device_id")]
+    if any(p is None for p in parts):
+        return ""
+    return f"{parts[0]:08X}:{parts[1]:02X}:{parts[2]:02X}.0"
+
+
+def nvidia_driver_release(path="/proc/driver/nvidia/version"):
+    """The driver release ("580.159") from the kernel module's version text, or ""."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    import re
+    m = re.search(r"Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)", text)
+    return m.group(1) if m else ""
+
+
 def probe(out_path):
     """The GPU's identity, the peak read bandwidth and which peer packages import, as JSON."""
     import ctypes
@@ -170,7 +196,8 @@ def probe(out_path):
         props = torch.cuda.get_device_properties(0)
         info.update(gpu_name=props.name, sm_count=props.multi_processor_count,
                     l2_bytes=getattr(props, "L2_cache_size", 0) or timing.H200_L2_BYTES,
-                    cuda_version=torch.version.cuda or "")
+                    cuda_version=torch.version.cuda or "", gpu_uuid=gpu_uuid(props),
+                    pci_bus_id=pci_bus_id(props), nvidia_driver_version=nvidia_driver_release())
         try:
             dv = ctypes.c_int(0)
             ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(dv))
@@ -185,6 +212,11 @@ def probe(out_path):
     except Exception as e:  # any import failure makes its peers 'skipped', with this reason
         packages["flashinfer"] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
     packages["torch"] = {"version": torch.__version__}
+    try:
+        import mha_tune
+        packages["mha_tune"] = {"version": mha_tune.build_info()}
+    except Exception as e:
+        packages["mha_tune"] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
     info["packages"] = packages
     with open(out_path, "w") as f:
         json.dump(info, f)

@@ -67,6 +67,8 @@ json row_schema() {
 json metadata_schema() {
   const json written = to_json_value(RunMetadata{});
   json meta = closed_object();
+  // Open: the reader takes what it knows and other tools add their own (peers.py's peer_packages).
+  meta["additionalProperties"] = true;
   for (const auto& [key, value] : written.items()) {
     meta["properties"][key] = value.is_boolean()          ? json{{"type", "boolean"}}
                               : value.is_number_integer() ? json{{"type", "integer"}}
