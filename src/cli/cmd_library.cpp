@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "cuda_stream.h"
 #include "decode_plan.h"
 #include "device_buffer.h"
 #include "device_info.h"
@@ -139,8 +140,8 @@ int run_library(const LibraryOptions& o) {
     throw UsageError("library: no compiled kernel computes any problem given; nothing to run");
   require_device(o.device);
   const DeviceProps props = device_props(o.device);
-  cudaStream_t stream = nullptr;
-  MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const CudaStream owned_stream = CudaStream::on_current_device();
+  const cudaStream_t stream = owned_stream.get();
   fmt::print(
       "Library (DecodePlan + run) beside the sweep's launch of the same point on {}: median µs of "
       "{} interleaved rounds, each a graph-replay median over rotated inputs.\n\n"
@@ -167,7 +168,6 @@ int run_library(const LibraryOptions& o) {
     }
     rows.push_back(std::move(row));
   }
-  cudaStreamDestroy(stream);
   const double geomean = timed > 0 ? std::exp(log_sum / timed) : 0;
   fmt::print(
       "\n{} problem(s) timed, {} failed verification; library / sweep geomean {:.3f}, worst "

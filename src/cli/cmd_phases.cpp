@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "cuda_stream.h"
 #include "device_info.h"
 #include "errors.h"
 #include "kernel_selection.h"
@@ -65,8 +66,8 @@ int run_phases(const PhasesOptions& o) {
     for (Problem& p : problems_of[k->name])
       resolve_partitions(p, default_partition_rule(), props.sm_count, k->traits);
 
-  cudaStream_t stream = nullptr;
-  MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const CudaStream owned_stream = CudaStream::on_current_device();
+  const cudaStream_t stream = owned_stream.get();
   fmt::print(
       "Phase stamps on {}: µs from the first decode block's start, median of {} steps after {} "
       "warm-up steps; per-block phases are medians (and maxima) over the blocks with a tile; "
@@ -116,7 +117,6 @@ int run_phases(const PhasesOptions& o) {
       }
     }
   }
-  cudaStreamDestroy(stream);
   fmt::print("\n{} point(s) stamped, {} failed verification\n", stamped, failures);
   if (stamped == 0 && failures == 0) {
     fmt::print("phases: no point could run on this GPU; nothing was stamped\n");

@@ -3,7 +3,6 @@
 // finishes, and written as JSON and CSV reports at the end (or on a sticky error, after the
 // journal is flushed).
 #include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "bandwidth_probe.h"
 #include "commands.h"
 #include "config_schema.h"
+#include "cuda_stream.h"
 #include "device_info.h"
 #include "errors.h"
 #include "family_expansion.h"
@@ -34,6 +34,7 @@
 #include "journal.h"
 #include "kernel_selection.h"
 #include "memory_budget.h"
+#include "nvtx_range.h"
 #include "point_list.h"
 #include "point_runner.h"
 #include "problem.h"
@@ -156,7 +157,7 @@ struct DeviceWorker {
   int device = 0;
   DeviceProps props;
   double peak_gbps = 0;
-  cudaStream_t stream = nullptr;
+  CudaStream stream;  // created with the worker, on its device
   std::unique_ptr<GpuMonitor> monitor;
 };
 
@@ -180,7 +181,7 @@ void measure_point(SweepContext& ctx, DeviceWorker& w, const KernelEntry& k, con
   StepBuffers buffers(problem, k.traits, partitions, ctx.reduce);
   row.bytes = step_bytes_with_partials(problem, buffers.partial_rows_per_head());
   row.plan_us = buffers.plan_us;
-  row.time = time_step(k, data, partitions, buffers, ctx.timing, w.stream);
+  row.time = time_step(k, data, partitions, buffers, ctx.timing, w.stream.get());
   const ClockReading clock = w.monitor->read();
   row.achieved_gbps = row.bytes / (row.time.median_us * 1e-6) / 1e9;
   row.peak_fraction = w.peak_gbps > 0 ? row.achieved_gbps / w.peak_gbps : 0;
@@ -216,40 +217,40 @@ void run_item(SweepContext& ctx, DeviceWorker& w, const PlannedProblem& item) {
       const size_t position = ++ctx.position;
       const std::string range =
           fmt::format("{} | {} | p{}", k->name, problem.shape.name, split_label(partitions));
-      nvtxRangePushA(range.c_str());
-      try {
-        if (!data && too_large.empty()) {
-          const int copies = o.warm ? 1 : rotation_copies(copy_bytes(problem), w.props.l2_bytes);
-          const MemoryNeed need =
-              problem_device_bytes(problem, copies, ctx.reduce == ReduceMode::kFused);
-          too_large = memory_shortfall(problem, need, free_device_bytes(), w.device).value_or("");
-          if (too_large.empty()) {
-            data = std::make_unique<ProblemData>(problem, copies);
-            ref = reference_output(problem, *data);
-            floor_us = problem_floor_us(problem, copies, ctx.timing, w.stream);
+      {
+        const NvtxRange point_range(range);
+        try {
+          if (!data && too_large.empty()) {
+            const int copies = o.warm ? 1 : rotation_copies(copy_bytes(problem), w.props.l2_bytes);
+            const MemoryNeed need =
+                problem_device_bytes(problem, copies, ctx.reduce == ReduceMode::kFused);
+            too_large = memory_shortfall(problem, need, free_device_bytes(), w.device).value_or("");
+            if (too_large.empty()) {
+              data = std::make_unique<ProblemData>(problem, copies);
+              ref = reference_output(problem, *data);
+              floor_us = problem_floor_us(problem, copies, ctx.timing, w.stream.get());
+            }
+          }
+          if (!too_large.empty()) {
+            row.status = Status::kNotSupported;
+            row.reason = too_large;
+          } else {
+            measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
+            row.floor_us = floor_us;
+          }
+        } catch (const CudaError& e) {
+          cudaGetLastError();
+          row.status = is_unsupported_launch(e.code) ? Status::kNotSupported : Status::kFailed;
+          row.reason = e.what();
+          if (e.is_sticky() || e.code == cudaErrorNoDevice) {
+            std::lock_guard<std::mutex> lock(ctx.journal_mutex);
+            ctx.journal->append_row(row);
+            throw DeviceLost(fmt::format("GPU {}: {} (kernel {}, problem {}, partitions {})",
+                                         w.device, e.what(), k->name, problem.shape.name,
+                                         split_label(partitions)));
           }
         }
-        if (!too_large.empty()) {
-          row.status = Status::kNotSupported;
-          row.reason = too_large;
-        } else {
-          measure_point(ctx, w, *k, problem, partitions, *data, ref, row);
-          row.floor_us = floor_us;
-        }
-      } catch (const CudaError& e) {
-        cudaGetLastError();
-        row.status = is_unsupported_launch(e.code) ? Status::kNotSupported : Status::kFailed;
-        row.reason = e.what();
-        if (e.is_sticky() || e.code == cudaErrorNoDevice) {
-          nvtxRangePop();
-          std::lock_guard<std::mutex> lock(ctx.journal_mutex);
-          ctx.journal->append_row(row);
-          throw DeviceLost(fmt::format("GPU {}: {} (kernel {}, problem {}, partitions {})",
-                                       w.device, e.what(), k->name, problem.shape.name,
-                                       split_label(partitions)));
-        }
       }
-      nvtxRangePop();
       {
         std::lock_guard<std::mutex> lock(ctx.journal_mutex);
         ctx.journal->append_row(row);
@@ -369,7 +370,7 @@ int run_sweep(const SweepOptions& o) {
       fmt::print("measuring the peak read bandwidth of GPU {} ({}) ...\n", w.device, w.props.name);
     w.peak_gbps = measure_peak_read_gbps();
     if (!o.quiet) fmt::print("GPU {}: peak read bandwidth {:.0f} GB/s\n", w.device, w.peak_gbps);
-    MHA_CUDA_CHECK(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
+    w.stream = CudaStream::on_current_device();
     w.monitor = std::make_unique<GpuMonitor>(w.device);
     device_list += fmt::format("{}{}:{}", device_list.empty() ? "" : ",", host_name(), w.device);
     uuid_list += (i ? "," : "") + w.props.uuid;
@@ -468,9 +469,9 @@ int run_sweep(const SweepOptions& o) {
     });
   }
   for (auto& t : threads) t.join();
-  for (auto& w : workers) {
+  for (auto& w : workers) {  // each stream destroyed on its own device
     cudaSetDevice(w.device);
-    cudaStreamDestroy(w.stream);
+    w.stream = CudaStream();
   }
   write_reports(
       ctx.prefix, *ctx.journal,
