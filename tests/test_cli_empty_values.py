@@ -8,7 +8,7 @@ import subprocess
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
-BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+BASELINE = os.path.join(REPO, "results", "h200_default.json")
 
 
 def run(*args):

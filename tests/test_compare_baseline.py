@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CI regression gate on the committed H200 baseline (results/h200_2026-11-29_default.json):
+"""The CI regression gate on the committed H200 baseline (results/h200_default.json):
 `mha-tune compare` passes the baseline against itself and against a copy 1% slower (inside the 3%
 threshold), fails (exit 1) on a copy 10% slower and on a copy with one row turned incorrect, and
 refuses (exit 2) a copy from another GPU unless --allow-different-gpu. It never passes on nothing:
@@ -20,7 +20,7 @@ import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 RESULTS = os.path.join(REPO, "results")
-BASELINE = os.path.join(RESULTS, "h200_2026-11-29_default.json")
+BASELINE = os.path.join(RESULTS, "h200_default.json")
 
 
 def load_baseline():

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
-REPORT = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+REPORT = os.path.join(REPO, "results", "h200_default.json")
 
 
 def run(*args):

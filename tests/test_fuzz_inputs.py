@@ -25,7 +25,7 @@ from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
 GENERATOR = os.path.join(REPO, "scripts", "gen_dispatch.py")
 SEED = int(os.environ.get("MHA_FUZZ_SEED", "20261129"))
 TIMEOUT_S = 20  # a hang: every case takes well under a second
-REPORT = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+REPORT = os.path.join(REPO, "results", "h200_default.json")
 CONFIG = os.path.join(REPO, "configs", "ci.json")
 
 HOSTILE_NUMBERS = ["", "-1", "0", "nan", "NaN", "inf", "-inf", "1e999", "1e-999", "2147483648",

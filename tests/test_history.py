@@ -13,7 +13,7 @@ import unittest
 
 from mha_test_env import REPO  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "history.py")
-BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+BASELINE = os.path.join(REPO, "results", "h200_default.json")
 
 
 def run(*args):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`mha-tune noise` and `compare --noise` on the committed H200 baseline
-(results/h200_2026-11-29_default.json): a second "machine" (the baseline with +-4% noise) gives
+(results/h200_default.json): a second "machine" (the baseline with +-4% noise) gives
 the floor; a third one, as noisy and 1% slower on the whole, fails the plain gate (exit 1) and
 passes with the floor (exit 0); a copy 10% slower fails with it; a report given as --noise and a
 floor from another GPU are refused (exit 2).
@@ -16,7 +16,7 @@ import tempfile
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
-BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+BASELINE = os.path.join(REPO, "results", "h200_default.json")
 
 
 def machine(report, seed, spread=0.04, factor=1.0):

@@ -177,8 +177,7 @@ TEST(NoiseFloor, RefusesWhatItCannotMeasure) {
 }
 
 TEST(NoiseFloor, WorksOnTheCommittedH200Baseline) {
-  const Report base =
-      read_report_json(std::string(MHA_SOURCE_DIR) + "/results/h200_2026-11-29_default.json");
+  const Report base = read_report_json(std::string(MHA_SOURCE_DIR) + "/results/h200_default.json");
   Report other = base;
   Uniform u{7};
   int timed = 0;

@@ -405,7 +405,7 @@ TEST(ReportCsv, OneLinePerRowWithEveryColumn) {
 TEST(Report, RowsRoundTripTheCommittedReportsExactly) {
   for (const char* name :
        {"results/h200_2026-11-29_ragged_ours.json", "results/h200_2026-11-29_serving2_ours.json",
-        "results/h200_2026-11-29_default.json"}) {
+        "results/h200_default.json"}) {
     const std::string path = std::string(MHA_SOURCE_DIR) + "/" + name;
     const nlohmann::json file = read_json_file(path, "a report");
     const Report report = read_report_json(path);

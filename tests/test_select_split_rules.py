@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`mha-tune select` prices the field's split rules (fitted, flash_attn, vllm_512, flashinfer,
-seed) on the committed H200 baseline (results/h200_2026-11-29_default.json): the markdown table
+seed) on the committed H200 baseline (results/h200_default.json): the markdown table
 after the existing output has one row per rule with its figures, and --out-json gains a
 "split_rules" key with per-problem details while the keys it had before stay as they were.
 
@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
-BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+BASELINE = os.path.join(REPO, "results", "h200_default.json")
 RULES = ["fitted", "flash_attn", "vllm_512", "flashinfer", "seed"]
 ROW = re.compile(r"^\| (\w+) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \| (\d+) \|$")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Smoke test of scripts/lab/suggest_study.py on the committed H200 baseline
-(results/h200_2026-11-29_default.json): three rounds of `select --suggest` take 25% of its points,
+(results/h200_default.json): three rounds of `select --suggest` take 25% of its points,
 and the defaults chosen from them are priced on every point (cost >= 1, within 1.05 there).
 Run: MHA_BUILD_DIR=build-ci python3 tests/test_suggest_study.py (ctest: label "host")."""
 
@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
-BASELINE = os.path.join(REPO, "results", "h200_2026-11-29_default.json")
+BASELINE = os.path.join(REPO, "results", "h200_default.json")
 SCRIPT = os.path.join(REPO, "scripts", "lab", "suggest_study.py")
 
 

@@ -190,7 +190,7 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
       "per point: {:.2f} s overhead + {:.2f} s warm-up + min(--time-budget {:g} s, {} samples x "
       "steps per sample x step time), step time = max({:g} us, bytes / {:g} GB/s); per problem: "
       "{:.2f} s for inputs and reference. Bandwidth, step floor and sample count are the H200's "
-      "(results/h200_2026-11-29_default.json); another GPU scales the sampling part",
+      "(results/h200_default.json); another GPU scales the sampling part",
       model.per_point_overhead_s, model.warmup_s, o.time_budget_s, model.samples,
       model.step_floor_us, model.read_gbps, model.per_problem_setup_s);
   if (o.json) {
