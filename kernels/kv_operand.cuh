@@ -23,7 +23,7 @@ struct ContiguousKv {
   }
   // Element offset of the first depth element of (b, key, kv_head).
   __host__ __device__ static inline long long row_offset(const DecodeParams& p, int b, int key,
-                                                         int kv_head, int, int = 0) {
+                                                         int kv_head, int /*depth*/) {
     return b * p.kv_seq_stride + static_cast<long long>(key) * p.kv_key_stride +
            static_cast<long long>(kv_head) * p.kv_head_stride;
   }

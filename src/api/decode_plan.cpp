@@ -8,8 +8,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "masks.cuh"
-
 namespace mha {
 
 namespace {
@@ -82,17 +80,13 @@ DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry*
 // Visible key ranges of a step's sequences under the shape's mask.
 std::vector<VisibleRange> visible_ranges(const int* lengths, int batch, const std::string& mask,
                                          int window, int chunk) {
-  DecodeParams args;
-  args.window = window;
-  args.chunk = chunk;
-  std::vector<VisibleRange> ranges(static_cast<size_t>(batch));
-  for (int b = 0; b < batch; ++b) {
-    const int n = lengths[b];
-    int begin = 0;
-    if (mask == "window") begin = SlidingWindowMask::visible_begin(n, args);
-    if (mask == "chunked") begin = ChunkedMask::visible_begin(n, args);
-    ranges[static_cast<size_t>(b)] = {begin, n};
-  }
+  const MaskKind kind = mask == "window"    ? MaskKind::kWindow
+                        : mask == "chunked" ? MaskKind::kChunked
+                        : mask == "causal"  ? MaskKind::kCausal
+                                            : MaskKind::kNull;
+  std::vector<VisibleRange> ranges;
+  ranges.reserve(static_cast<size_t>(batch));
+  for (int b = 0; b < batch; ++b) ranges.push_back(visible_range(lengths[b], kind, window, chunk));
   return ranges;
 }
 
@@ -135,7 +129,6 @@ DecodeStatus DecodePlan::make(const DecodePlanOptions& o, DecodePlan* plan) {
   p.page_size_ = paged ? o.page_size : 0;
   p.window_ = o.window;
   p.chunk_ = o.chunk;
-  p.sm_count_ = sm_count;
   if (DecodeStatus s = choose(o, sm_count, &p.kernel_, &p.split_, &p.reason_); !s.ok()) return s;
   const KernelTraits& t = p.kernel_->traits;
   const DecodeShape& s = o.shape;
@@ -247,7 +240,7 @@ std::string check_views(const DecodePlan& plan, const DecodeArgs& a) {
                              : static_cast<long long>(plan.page_size()) * s.kv_heads * s.depth;
     if (page_elems * kv_bytes >= (1LL << 31))
       return "kv_seq_stride: a page must span less than 2 GiB";
-  } else if (a.kv_max_keys != 0 && a.kv_max_keys < 1) {
+  } else if (a.kv_max_keys < 0) {
     return "kv_max_keys must be positive";
   }
   return "";

@@ -78,7 +78,7 @@ class DecodePlan {
   friend DecodeStatus run(const DecodePlan&, const DecodeArgs&, cudaStream_t);
   const KernelEntry* kernel_ = nullptr;
   DecodeShape shape_;
-  int page_size_ = 0, split_ = 1, sm_count_ = 0, window_ = 0, chunk_ = 0;
+  int page_size_ = 0, split_ = 1, window_ = 0, chunk_ = 0;
   std::string reason_;
   SplitPlanTarget plan_target_;
   SplitPlanKnobs plan_knobs_;

@@ -98,6 +98,17 @@ int split_plan_capacity(int batch, const SplitPlanTarget& target, const SplitPla
   return batch + max_extra_items(target, knobs);
 }
 
+VisibleRange visible_range(int length, MaskKind mask, int window, int chunk) {
+  DecodeParams args;
+  args.window = window;
+  args.chunk = chunk;
+  int begin = 0;  // a window or chunk of 0 keys is none: every key visible
+  if (mask == MaskKind::kWindow && window > 0)
+    begin = SlidingWindowMask::visible_begin(length, args);
+  if (mask == MaskKind::kChunked && chunk > 0) begin = ChunkedMask::visible_begin(length, args);
+  return {begin, length};
+}
+
 SplitPlan build_split_plan(const std::vector<VisibleRange>& visible, const SplitPlanTarget& target,
                            const SplitPlanKnobs& knobs) {
   const int tile_keys = std::max(1, target.tile_keys);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "decode_params.cuh"
+#include "masks.cuh"
 #include "split_code.h"
 
 namespace mha {
@@ -41,6 +42,10 @@ struct SplitPlan {
   int partial_rows_per_head = 0;  // chunks of the sequences with more than one
   int max_chunks = 1;
 };
+
+// A sequence of `length` keys' visible keys under a mask (masks.cuh: the query is the last key,
+// and every mask leaves one contiguous range).
+VisibleRange visible_range(int length, MaskKind mask, int window, int chunk);
 
 SplitPlan build_split_plan(const std::vector<VisibleRange>& visible, const SplitPlanTarget& target,
                            const SplitPlanKnobs& knobs);

@@ -24,6 +24,7 @@
 #include "problem.h"
 #include "reference.h"
 #include "report_json.h"
+#include "stats.h"
 #include "step_timer.h"
 #include "sweep_plan.h"
 #include "verification.h"
@@ -42,11 +43,6 @@ struct LibraryRow {
   std::string problem, kernel, split, reason, status = "passed";
   double library_us = 0, sweep_us = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // One problem: plan, verify through run, then time both paths in alternating rounds.
 LibraryRow measure(const Problem& problem, const LibraryOptions& o, const DeviceProps& props,

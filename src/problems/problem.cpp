@@ -322,17 +322,9 @@ std::vector<ProblemSpec> collect_problem_specs(const std::vector<std::string>& i
 
 std::vector<VisibleRange> visible_ranges(const Problem& p) {
   const ProblemShape& s = p.shape;
-  DecodeParams mask_args;
-  mask_args.window = s.window;
-  mask_args.chunk = s.chunk;
   const MaskKind mask = mask_from_name(s.mask);
   std::vector<VisibleRange> ranges;
-  for (int n : p.lengths) {
-    int begin = 0;
-    if (mask == MaskKind::kWindow) begin = SlidingWindowMask::visible_begin(n, mask_args);
-    if (mask == MaskKind::kChunked) begin = ChunkedMask::visible_begin(n, mask_args);
-    ranges.push_back({begin, n});
-  }
+  for (int n : p.lengths) ranges.push_back(visible_range(n, mask, s.window, s.chunk));
   return ranges;
 }
 

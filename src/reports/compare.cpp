@@ -164,10 +164,6 @@ void judge_best(const Report& baseline, const Report& candidate, const CompareOp
   result->best_geomean_ratio = best_timed ? std::exp(best_log_sum / best_timed) : 0;
 }
 
-}  // namespace
-
-namespace {
-
 // The rank test of a pair whose both sides kept their samples: a move the samples do not show
 // as a shift (p >= alpha) is ambiguous, whichever way it went.
 void test_for_shift(const CompareOptions& options, const std::string& key, ComparePair* p) {

@@ -45,11 +45,8 @@ int model_group(const ProblemShape& p) { return p.kv_heads > 0 ? p.heads / p.kv_
 
 // Keys each sequence's step reads: the mask's visible run ending at the query.
 int visible_keys(const ProblemShape& p, int length) {
-  const MaskKind mask = mask_from_name(p.mask);
-  if (mask == MaskKind::kWindow && p.window > 0) return std::min(length, p.window);
-  if (mask == MaskKind::kChunked && p.chunk > 0 && length > 0)
-    return length - ((length - 1) / p.chunk) * p.chunk;
-  return length;
+  const VisibleRange r = visible_range(length, mask_from_name(p.mask), p.window, p.chunk);
+  return r.end - r.begin;
 }
 
 // What a step of `shape` on a tile at `partitions` streams and launches, before the tile's
