@@ -31,6 +31,7 @@ class RefreshBaseline(unittest.TestCase):
     def run_script(self):
         # No nvidia-smi on PATH: this machine has no GPU as far as the script can tell.
         env = dict(os.environ, PATH="/usr/bin:/bin")
+        env.pop("MHA_GIT_COMMIT", None)
         return subprocess.run([os.path.join(self.tree, "scripts", "refresh_baseline.sh")],
                               cwd=self.tree, capture_output=True, text=True, env=env, timeout=60)
 
@@ -40,6 +41,12 @@ class RefreshBaseline(unittest.TestCase):
         r = self.run_script()
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("uncommitted changes", r.stderr)
+
+    def test_a_copy_without_its_repository_must_name_its_commit(self):
+        shutil.rmtree(os.path.join(self.tree, ".git"))
+        r = self.run_script()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("MHA_GIT_COMMIT", r.stderr)
 
     def test_another_gpu_makes_no_baseline(self):
         if shutil.which("nvidia-smi"):

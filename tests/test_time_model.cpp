@@ -1,6 +1,7 @@
 // Host tests for the time model: the fit recovers a tile's parameters from times the model's own
 // formula made, it extrapolates to shapes it did not see, it borrows a fitted family for one never
-// measured, and the residual correction stays at 1 where nothing near was measured.
+// measured, the residual correction stays at 1 where nothing near was measured, and a prediction
+// nothing near supports pays a margin.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -154,6 +155,18 @@ TEST(TimeModel, ResidualsCorrectNearWhereTheyWereMeasuredOnly) {
   EXPECT_EQ(j["tiles"][0]["residuals"].size(), samples.size());
   EXPECT_EQ(j["tiles"][0]["splits"].size(), 7u);
   EXPECT_TRUE(j["corrects_residuals"].get<bool>());
+}
+
+TEST(TimeModel, AnUnsupportedPredictionMustWinByAMargin) {
+  TileModel t = truth(tile(64, 3, 128), 3.0, grid_tile_us(64, 20), 2, 0.9);
+  t.rms_rel_error = 0.2;
+  t.residuals.push_back({4, std::log2(64.0), std::log2(8192.0), 0.0});  // split 4 near
+  // Nothing measured near with split 16: half the fit's error; one sample on the spot: less.
+  EXPECT_NEAR(risk_factor(t, shape(8, 8192), 16), std::exp(0.5 * 0.2), 1e-12);
+  EXPECT_NEAR(risk_factor(t, shape(8, 8192), 4), std::exp(0.5 * 0.2 * std::sqrt(0.5 / 1.5)),
+              1e-12);
+  t.rms_rel_error = 0;  // an exact fit: no margin
+  EXPECT_NEAR(risk_factor(t, shape(8, 8192), 16), 1.0, 1e-12);
 }
 
 TEST(TimeModel, FewerThanThreeSamplesFitNothing) {

@@ -84,6 +84,10 @@ double predict_step_us(const TileModel& tile, const TimeModel& model, const Prob
 // split nearby (Gaussian weights, one octave wide in batch * kv_heads and in keys, shrunk towards 1
 // where little was measured near): 1 where that split was never measured.
 double residual_factor(const TileModel& tile, const ProblemShape& shape, int split);
+// What choose_by_model multiplies a prediction by to rank it: exp(0.5 * the tile's rms fit error
+// * sqrt(0.5 / (0.5 + the residual weight of `split` near `shape`))), so an unsupported
+// prediction must win by a margin.
+double risk_factor(const TileModel& tile, const ProblemShape& shape, int split);
 
 // predict_step_us, times residual_factor when the model corrects residuals.
 double model_step_us(const TileModel& tile, const TimeModel& model, const ProblemShape& shape,
@@ -98,7 +102,7 @@ struct ModelChoice {
   double runner_up_us = 0;
 };
 
-// The (tile, split) of least predicted time among the fitted tiles of the shape's family and their
+// The (tile, split) of least predicted time (times risk_factor) among the fitted tiles of the shape's family and their
 // measured splits; a family never fitted borrows the nearest one of the same dtype and depth
 // (cache kind, mask, then group octaves apart).
 // `allowed` (optional) narrows the candidates, e.g. to the points an evaluation measured.
