@@ -1,8 +1,13 @@
 // GPU tests of the sweep as a user runs it: a tiny sweep writes a report of passed, timed rows;
 // --devices on one GPU, and two --shard slices merged, give the same set of rows; a problem
-// larger than the free device memory is a not_supported row that says so, and the sweep goes on.
+// larger than the free device memory is a not_supported row that says so, and the sweep goes on;
+// a sweep killed and resumed gives the rows and the times of one that ran through.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -94,6 +99,51 @@ TEST_F(Sweep, DevicesAndShardsGiveTheSameRows) {
   const auto s0 = keys(read_report_json(out("s0") + ".json"));
   EXPECT_FALSE(s0.empty());
   EXPECT_LT(s0.size(), expected.size());
+}
+
+int journal_rows(const std::string& path) {
+  const std::string text = read_file(path);
+  int rows = 0;
+  for (size_t at = text.find("\"event\":\"row\""); at != std::string::npos;
+       at = text.find("\"event\":\"row\"", at + 1))
+    ++rows;
+  return rows;
+}
+
+TEST_F(Sweep, AKilledAndResumedSweepMatchesOneThatRanThrough) {
+  const std::string sweep = std::string(MHA_TUNE_BINARY) +
+                            " sweep --quiet --samples --problem "
+                            "\"batch=4,kv_heads=8,keys=512:2048:8192,partitions=1:2:4:8\"";
+  ASSERT_EQ(run(sweep + " --out " + out("through")), 0);
+  // The same sweep, killed (SIGKILL: no clean-up) once a few of its rows are on disk.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string command = "exec " + sweep + " --out " + out("killed") + " > /dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (journal_rows(out("killed") + ".journal.jsonl") < 3 &&
+         std::chrono::steady_clock::now() < deadline)
+    usleep(20000);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const int rows_before = journal_rows(out("killed") + ".journal.jsonl");
+  ASSERT_GE(rows_before, 3);
+  ASSERT_EQ(run(sweep + " --out " + out("killed") + " --resume"), 0);
+  const Report through = read_report_json(out("through") + ".json");
+  const Report resumed = read_report_json(out("killed") + ".json");
+  ASSERT_LT(rows_before, static_cast<int>(through.rows.size())) << "killed after the last point";
+  EXPECT_EQ(keys(resumed), keys(through));
+  EXPECT_EQ(resumed.rows.size(), through.rows.size());  // no point twice
+  // The gate finds no point slower, by effect size and by each pair's rank test.
+  EXPECT_EQ(run(std::string(MHA_TUNE_BINARY) + " compare " + out("through") + ".json " +
+                    out("killed") + ".json --samples",
+                out("compare.txt")),
+            0)
+      << read_file(out("compare.txt"));
 }
 
 TEST_F(Sweep, ProblemLargerThanFreeMemoryIsNotSupportedAndTheSweepGoesOn) {

@@ -1,6 +1,6 @@
 // Host tests for the sweep journal: rows survive as written, a truncated last line is dropped,
 // a point in flight when the process died is retried once on resume, and one that dies twice
-// is recorded as failed.
+// is recorded as failed; a second sweep cannot write a journal another is writing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -96,6 +96,26 @@ TEST(Journal, EveryEventCarriesItsWallClockTime) {
   }
   EXPECT_EQ(events, 3);
   EXPECT_EQ(Journal::open_resume(path).rows().size(), 1u);  // the times do not disturb a resume
+}
+
+TEST(Journal, ASecondSweepOnTheSameJournalIsRefusedWhileTheFirstWrites) {
+  const std::string path = temp_path("locked.jsonl");
+  Journal first = Journal::open_new(path, meta());
+  first.append_started(point("k1", "p1", 1));
+  first.append_row(measured(point("k1", "p1", 1), 10.0));
+  for (const bool resume : {true, false}) {
+    try {
+      if (resume)
+        Journal::open_resume(path);
+      else
+        Journal::open_new(path, meta(), true);
+      ADD_FAILURE() << "a second writer was let in (resume " << resume << ")";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("another sweep is writing"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(Journal::open_resume(path + ".missing"), UsageError);  // nothing to resume
 }
 
 TEST(Journal, ResumeRestoresRowsAndMetadata) {

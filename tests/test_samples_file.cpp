@@ -31,6 +31,15 @@ TEST(SamplesFile, RoundTrip) {
   EXPECT_EQ(s.at("k|p|2"), (std::vector<double>{7.0}));
 }
 
+TEST(SamplesFile, AnUnfinishedLastLineIsCutBeforeAResumeAppends) {
+  const std::string whole = samples_line("k|p|1", {12.5});
+  const std::string path = write("cut.samples.jsonl", whole + "{\"point\":\"k|p|2\",\"samp");
+  EXPECT_TRUE(cut_partial_last_line(path));
+  EXPECT_EQ(read_samples_file(path).size(), 1u);
+  EXPECT_FALSE(cut_partial_last_line(path));  // whole lines only: nothing to cut
+  EXPECT_FALSE(cut_partial_last_line(path + ".none"));
+}
+
 TEST(SamplesFile, RefusesWhatIsNotASampleLine) {
   auto expect_refused = [](const std::string& text, const std::string& says) {
     const std::string path = write("bad.samples.jsonl", text);

@@ -163,8 +163,7 @@ TEST(TimeModel, AnUnsupportedPredictionMustWinByAMargin) {
   t.residuals.push_back({4, std::log2(64.0), std::log2(8192.0), 0.0});  // split 4 near
   // Nothing measured near with split 16: half the fit's error; one sample on the spot: less.
   EXPECT_NEAR(risk_factor(t, shape(8, 8192), 16), std::exp(0.5 * 0.2), 1e-12);
-  EXPECT_NEAR(risk_factor(t, shape(8, 8192), 4), std::exp(0.5 * 0.2 * std::sqrt(0.5 / 1.5)),
-              1e-12);
+  EXPECT_NEAR(risk_factor(t, shape(8, 8192), 4), std::exp(0.5 * 0.2 * std::sqrt(0.5 / 1.5)), 1e-12);
   t.rms_rel_error = 0;  // an exact fit: no margin
   EXPECT_NEAR(risk_factor(t, shape(8, 8192), 16), 1.0, 1e-12);
 }

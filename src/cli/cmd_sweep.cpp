@@ -415,6 +415,8 @@ int run_sweep(const SweepOptions& o) {
   if (o.samples) {
     // Beside the journal, and like it: a resume appends, a new sweep starts it again.
     const std::string path = samples_path_for(ctx.prefix + ".json");
+    if (o.resume && cut_partial_last_line(path))
+      fmt::print(stderr, "sweep --resume: {}: cut its unfinished last line\n", path);
     ctx.samples_out = std::make_unique<std::ofstream>(
         path, o.resume ? std::ios::app : std::ios::out | std::ios::trunc);
     if (!*ctx.samples_out) throw UsageError("sweep --samples: cannot write " + path);

@@ -2,8 +2,12 @@
 #include "samples_file.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -58,6 +62,18 @@ SamplesByPoint read_samples_file(const std::string& path) {
       throw UsageError(fmt::format("{}: point '{}' given twice", where, key));
   }
   return out;
+}
+
+bool cut_partial_last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;  // nothing written yet
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty() || text.back() == '\n') return false;
+  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
+    throw UsageError(
+        fmt::format("{}: cannot cut the unfinished last line: {}", path, std::strerror(errno)));
+  return true;
 }
 
 }  // namespace mha

@@ -25,4 +25,8 @@ std::string samples_line(const std::string& point_key, const std::vector<double>
 constexpr size_t kMaxSamplesPerPoint = 100000;
 SamplesByPoint read_samples_file(const std::string& path);
 
+// A sweep killed while writing a line leaves it unfinished: before a resume appends, the file is
+// cut back to its last whole line. Returns whether it cut; throws UsageError when it cannot.
+bool cut_partial_last_line(const std::string& path);
+
 }  // namespace mha

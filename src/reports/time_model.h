@@ -102,10 +102,10 @@ struct ModelChoice {
   double runner_up_us = 0;
 };
 
-// The (tile, split) of least predicted time (times risk_factor) among the fitted tiles of the shape's family and their
-// measured splits; a family never fitted borrows the nearest one of the same dtype and depth
-// (cache kind, mask, then group octaves apart).
-// `allowed` (optional) narrows the candidates, e.g. to the points an evaluation measured.
+// The (tile, split) of least predicted time (times risk_factor) among the fitted tiles of the
+// shape's family and their measured splits; a family never fitted borrows the nearest one of the
+// same dtype and depth (cache kind, mask, then group octaves apart). `allowed` (optional) narrows
+// the candidates, e.g. to the points an evaluation measured.
 using SplitFilter = std::function<bool(const TileModel&, int split)>;
 ModelChoice choose_by_model(const TimeModel& model, const ProblemShape& shape,
                             const SplitFilter& allowed = {});

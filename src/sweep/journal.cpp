@@ -1,7 +1,9 @@
 // Append-only JSON Lines journal of a sweep, with crash detection on resume.
 #include "journal.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +35,39 @@ ResultRow crashed_row(ResultRow point) {
   point.time = TimingStats{};
   return point;
 }
+
+namespace {
+// The journal's file, opened for append and locked for this process alone: a second sweep given
+// the same --out while one runs would interleave its lines with the first's (and share its GPU).
+// A new journal is created, or emptied once the lock is held; one to resume must exist. The lock
+// goes with the file when it is closed.
+std::FILE* open_locked(const std::string& path, bool is_new) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (is_new ? O_CREAT : 0), 0644);
+  if (fd < 0)
+    throw UsageError(fmt::format("{}: cannot open the journal: {}", path, std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw UsageError(
+        err == EWOULDBLOCK
+            ? fmt::format("{}: another sweep is writing this journal; wait for it to "
+                          "end, or give another --out",
+                          path)
+            : fmt::format("{}: cannot lock the journal: {}", path, std::strerror(err)));
+  }
+  if (is_new && ::ftruncate(fd, 0) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw UsageError(fmt::format("{}: cannot empty the journal: {}", path, std::strerror(err)));
+  }
+  std::FILE* file = ::fdopen(fd, "ab");
+  if (!file) {
+    ::close(fd);
+    throw UsageError(fmt::format("{}: cannot open the journal: {}", path, std::strerror(errno)));
+  }
+  return file;
+}
+}  // namespace
 
 Journal::Journal(Journal&& other) noexcept { *this = std::move(other); }
 
@@ -90,10 +125,7 @@ Journal Journal::open_new(const std::string& path, const RunMetadata& meta, bool
   Journal j;
   j.path_ = path;
   j.meta_ = meta;
-  j.file_ = std::fopen(path.c_str(), "wb");
-  if (!j.file_) {
-    throw UsageError(fmt::format("{}: cannot create the journal: {}", path, std::strerror(errno)));
-  }
+  j.file_ = open_locked(path, true);
   json first{{"event", "metadata"},
              {"schema_version", kReportSchemaVersion},
              {"metadata", to_json_value(meta)}};
@@ -102,10 +134,10 @@ Journal Journal::open_new(const std::string& path, const RunMetadata& meta, bool
 }
 
 Journal Journal::open_resume(const std::string& path) {
-  const std::string text = read_text_file(path, "the journal to resume (missing or unreadable)");
-
   Journal j;
   j.path_ = path;
+  j.file_ = open_locked(path, false);  // before it is read: no other sweep may be writing
+  const std::string text = read_text_file(path, "the journal to resume (missing or unreadable)");
   // Points in flight: key -> the point recorded with its started event (empty kernel when only
   // the key was given) and how many times it was started since its last row.
   struct OpenPoint {
@@ -181,10 +213,7 @@ Journal Journal::open_resume(const std::string& path) {
     throw UsageError(
         fmt::format("{}: cannot cut the truncated last line: {}", path, std::strerror(errno)));
   }
-  j.file_ = std::fopen(path.c_str(), "ab");
-  if (!j.file_) {
-    throw UsageError(fmt::format("{}: cannot reopen the journal: {}", path, std::strerror(errno)));
-  }
+  std::fseek(j.file_, 0, SEEK_END);  // after the cut
   for (const auto& [key, open] : open_points) {
     if (open.starts < 2) {
       j.retry_keys_.insert(key);
