@@ -7,20 +7,21 @@
 # metadata. Commit the two files together.
 #   scripts/refresh_baseline.sh [extra sweep arguments]
 # Exit 2 on a dirty tree (a baseline must come from a commit) or a GPU that is not the baseline's.
-# A copy of a commit without its repository names the commit in MHA_GIT_COMMIT.
+# A copy of a commit (files copied to a GPU machine, its .git absent or not that commit's) names
+# the commit in MHA_GIT_COMMIT; the tree is then not checked.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 baseline=results/h200_default.json
 floor=results/h200_2026-11-29_noise_floor.json
 [[ -f "$baseline" ]] || { echo "refresh_baseline.sh: $baseline is missing" >&2; exit 2; }
-if git rev-parse --git-dir > /dev/null 2>&1; then
+if [[ -n "${MHA_GIT_COMMIT:-}" ]]; then
+  commit=$MHA_GIT_COMMIT
+elif git rev-parse --git-dir > /dev/null 2>&1; then
   if [[ -n "$(git status --porcelain --untracked-files=no)" ]]; then
     echo "refresh_baseline.sh: the tree has uncommitted changes: a baseline comes from a commit" >&2
     exit 2
   fi
   commit=$(git rev-parse --short HEAD)
-elif [[ -n "${MHA_GIT_COMMIT:-}" ]]; then
-  commit=$MHA_GIT_COMMIT
 else
   echo "refresh_baseline.sh: not a git checkout: name the commit this copy holds in MHA_GIT_COMMIT" >&2
   exit 2
