@@ -56,7 +56,8 @@ class ExportGoogleBench(unittest.TestCase):
                 self.assertIsInstance(b[key], kind, key)
             self.assertEqual(b["run_type"], "iteration")
             self.assertEqual(b["time_unit"], "us")
-            self.assertEqual(b["name"], f"{row['kernel']}/{row['problem']['name']}/p{row['partitions']}")
+            split = row.get("split", row.get("partitions"))
+            self.assertEqual(b["name"], f"{row['kernel']}/{row['problem']['name']}/p{split}")
             self.assertEqual(b["run_name"], b["name"])
             names.add(b["name"])
             if row["status"] == "passed":

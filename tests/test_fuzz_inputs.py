@@ -82,7 +82,7 @@ class FuzzInputs(unittest.TestCase):
         # Its samples sidecar (sweep --samples), for compare --samples against hostile ones.
         with open(os.path.join(cls.tmp, "good_report.samples.jsonl"), "w") as f:
             for r in cls.report["rows"]:
-                key = f"{r['kernel']}|{r['problem']['name']}|{r['partitions']}"
+                key = f"{r['kernel']}|{r['problem']['name']}|{r.get('split', r.get('partitions'))}"
                 f.write(json.dumps({"point": key, "samples_us": [1.0, 1.1, 1.2]}) + "\n")
 
     @classmethod
@@ -294,7 +294,9 @@ class FuzzInputs(unittest.TestCase):
             doc = copy.deepcopy(rep)
             del doc[key]
             docs.append((f"no {key}", json.dumps(doc).encode()))
-        row_paths = [("kernel",), ("partitions",), ("status",), ("time", "median_us"), ("time", "samples"),
+        # The split as the report writes it: its text form, or the integer code of older reports.
+        split_key = "split" if "split" in rep["rows"][0] else "partitions"
+        row_paths = [("kernel",), (split_key,), ("status",), ("time", "median_us"), ("time", "samples"),
                      ("problem", "keys"), ("problem", "name"), ("traits", "bn"), ("bytes",),
                      ("throttled",), ("device",)]
         meta_keys = ["gpu_name", "sm_count", "seed", "timestamp", "l2_bytes", "peak_read_gbps"]
@@ -322,6 +324,9 @@ class FuzzInputs(unittest.TestCase):
             for p in path[:-1]:
                 target = target[p]
             del target[path[-1]]
+            if path[-1] in ("split", "partitions"):  # either one alone is the split
+                target.pop("split", None)
+                target.pop("partitions", None)
             docs.append((f"rows[0] without {'.'.join(path)}", json.dumps(doc).encode()))
         for key in meta_keys:
             doc = copy.deepcopy(rep)
