@@ -345,17 +345,23 @@ NearbyResiduals nearby_residuals(const TileModel& tile, const ProblemShape& shap
   }
   return {weight, weighted};
 }
-}  // namespace
 
-double residual_factor(const TileModel& tile, const ProblemShape& shape, int split) {
-  const NearbyResiduals n = nearby_residuals(tile, shape, split);
+double correction_of(const NearbyResiduals& n) {
   return n.weight > 0 ? std::exp(n.weighted / (n.weight + kResidualPrior)) : 1.0;
 }
 
-double risk_factor(const TileModel& tile, const ProblemShape& shape, int split) {
-  const NearbyResiduals n = nearby_residuals(tile, shape, split);
+double risk_of(const NearbyResiduals& n, const TileModel& tile) {
   return std::exp(kRiskWeight * tile.rms_rel_error *
                   std::sqrt(kResidualPrior / (n.weight + kResidualPrior)));
+}
+}  // namespace
+
+double residual_factor(const TileModel& tile, const ProblemShape& shape, int split) {
+  return correction_of(nearby_residuals(tile, shape, split));
+}
+
+double risk_factor(const TileModel& tile, const ProblemShape& shape, int split) {
+  return risk_of(nearby_residuals(tile, shape, split), tile);
 }
 
 double model_step_us(const TileModel& tile, const TimeModel& model, const ProblemShape& shape,
@@ -390,8 +396,11 @@ ModelChoice choose_by_model(const TimeModel& model, const ProblemShape& shape,
     if (t.family != family) continue;
     for (int split : t.splits) {
       if (allowed && !allowed(t, split)) continue;
-      const double us = model_step_us(t, model, shape, split);
-      const double score = us * risk_factor(t, shape, split);
+      // One scan of the split's residuals serves the correction and the margin.
+      const NearbyResiduals near = nearby_residuals(t, shape, split);
+      double us = predict_step_us(t, model, shape, split);
+      if (model.corrects_residuals) us *= correction_of(near);
+      const double score = us * risk_of(near, t);
       if (!c.tile || score < best_score) {
         if (c.tile) {
           c.runner_up = fmt::format("{} {}", c.tile->tile, split_label(c.partitions));
