@@ -42,7 +42,9 @@ namespace {
 // A new journal is created, or emptied once the lock is held; one to resume must exist. The lock
 // goes with the file when it is closed.
 std::FILE* open_locked(const std::string& path, bool is_new) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (is_new ? O_CREAT : 0), 0644);
+  // O_APPEND: every line lands at the end, also after a resume cuts the file back.
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | (is_new ? O_CREAT : 0), 0644);
   if (fd < 0)
     throw UsageError(fmt::format("{}: cannot open the journal: {}", path, std::strerror(errno)));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -213,7 +215,6 @@ Journal Journal::open_resume(const std::string& path) {
     throw UsageError(
         fmt::format("{}: cannot cut the truncated last line: {}", path, std::strerror(errno)));
   }
-  std::fseek(j.file_, 0, SEEK_END);  // after the cut
   for (const auto& [key, open] : open_points) {
     if (open.starts < 2) {
       j.retry_keys_.insert(key);
