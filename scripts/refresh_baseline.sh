@@ -2,9 +2,9 @@
 # Refreshes the regression baseline with main's kernels, the step a kernel change ends with: on an
 # H200 with a clean checkout, sweeps configs/default.json as the baseline was swept
 # (--reduce separate), compares the new sweep with the committed baseline under the noise floor
-# (the summary goes to results/baseline_refresh_compare.md: explain every regression in the
-# change's notes), and writes the new sweep over results/h200_default.json with its commit in the
-# metadata. Commit the two files together.
+# (the summary goes to build/baseline_refresh_compare.md: explain every regression in
+# docs/performance.md, "The baseline"), and writes the new sweep over results/h200_default.json
+# with its commit in the metadata. Commit the new baseline; the summary is run history.
 #   scripts/refresh_baseline.sh [extra sweep arguments]
 # Exit 2 on a dirty tree (a baseline must come from a commit) or a GPU that is not the baseline's.
 # A copy of a commit (files copied to a GPU machine, its .git absent or not that commit's) names
@@ -37,8 +37,8 @@ MHA_GIT_COMMIT=$commit ./scripts/sweep.sh --config configs/default.json --reduce
   --out "$candidate" --force "$@"
 status=0
 build/mha-tune compare "$baseline" "$candidate.json" --noise "$floor" \
-  --markdown results/baseline_refresh_compare.md > /dev/null || status=$?
+  --markdown build/baseline_refresh_compare.md > /dev/null || status=$?
 mv "$candidate.json" "$baseline"
 rm -f "$candidate.csv" "$candidate.journal.jsonl"
 echo "wrote $baseline (commit $commit); compare against the old one: exit $status, summary in" \
-     "results/baseline_refresh_compare.md"
+     "build/baseline_refresh_compare.md"
