@@ -3,6 +3,7 @@ copy per test. ctest sets MHA_BUILD_DIR; run by hand, the tests use scripts/test
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -10,6 +11,16 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_DIR = os.path.abspath(os.environ.get("MHA_BUILD_DIR", os.path.join(REPO, "build-ci")))
 MHA_TUNE = os.path.join(BUILD_DIR, "mha-tune")
+
+
+def cmake_cached(name, build_dir=BUILD_DIR):
+    """NAME's value in BUILD_DIR's CMakeCache.txt ('' when absent)."""
+    with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+        for line in f:
+            m = re.match(rf"^{re.escape(name)}(:[A-Z]+)?=(.*)$", line.rstrip("\n"))
+            if m:
+                return m.group(2)
+    return ""
 
 
 def has_mha_tune():

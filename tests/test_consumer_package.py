@@ -14,18 +14,12 @@ import subprocess
 import tempfile
 import unittest
 
-from mha_test_env import REPO, BUILD_DIR as BUILD, MHA_TUNE as BINARY  # noqa: E402
+from mha_test_env import REPO, BUILD_DIR as BUILD, MHA_TUNE as BINARY, cmake_cached  # noqa: E402
 CONSUMER = os.path.join(REPO, "examples", "consumer")
 
 
 def cached(name):
-    """The value of NAME in the build's CMakeCache.txt ('' when absent)."""
-    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-        for line in f:
-            m = re.match(rf"^{re.escape(name)}(:[A-Z]+)?=(.*)$", line.rstrip("\n"))
-            if m:
-                return m.group(2)
-    return ""
+    return cmake_cached(name, BUILD)
 
 
 def run(cmd):

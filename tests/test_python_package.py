@@ -31,7 +31,7 @@ import sys
 import tempfile
 import unittest
 
-from mha_test_env import REPO, BUILD_DIR  # noqa: E402
+from mha_test_env import REPO, BUILD_DIR, cmake_cached  # noqa: E402
 
 SKIP = 77
 PYTHON_PACKAGE = os.path.join(REPO, "python")
@@ -44,13 +44,7 @@ mha_tune = None
 
 
 def cached(build, name):
-    """NAME's value in BUILD's CMakeCache.txt ('' when absent)."""
-    with open(os.path.join(build, "CMakeCache.txt")) as f:
-        for line in f:
-            m = re.match(rf"^{re.escape(name)}(:[A-Z]+)?=(.*)$", line.rstrip("\n"))
-            if m:
-                return m.group(2)
-    return ""
+    return cmake_cached(name, build)
 
 
 def run(cmd, **kwargs):
