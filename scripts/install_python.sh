@@ -9,7 +9,8 @@
 #   MHA_CONFIG=configs/paged_layouts.json ./scripts/install_python.sh
 #   ./scripts/install_python.sh --config configs/fp8.json --target /tmp/site   # args after the
 #                                                                 # config go to pip install
-# Environment: PYTHON (default python3: the environment to install into), MHA_CONFIG,
+# Environment: PYTHON (default python3: the environment to install into), CXX (the extension's
+# compiler; default the C++ build's), MHA_CONFIG,
 # MHA_CMAKE_ARGS, MHA_KERNEL_FILTER and MHA_JOBS (setup.sh).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -35,9 +36,10 @@ mha_setup "$build_dir" "$config"
 
 prefix="$MHA_ROOT/$build_dir/python-prefix"
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
-# The extension's build uses the C++ build's compiler and CUDA toolkit.
+# The extension's build uses the C++ build's CUDA toolkit, and its compiler unless CXX names one:
+# a GCC that finds only a static libstdc++ builds the library but not a torch extension.
 defines=("-Ccmake.define.CMAKE_PREFIX_PATH=$prefix"
-         "-Ccmake.define.CMAKE_CXX_COMPILER=$(mha_cached "$build_dir" CMAKE_CXX_COMPILER)")
+         "-Ccmake.define.CMAKE_CXX_COMPILER=${CXX:-$(mha_cached "$build_dir" CMAKE_CXX_COMPILER)}")
 nvcc="$(mha_cached "$build_dir" CMAKE_CUDA_COMPILER)"
 [[ -n "$nvcc" ]] && defines+=("-Ccmake.define.CUDAToolkit_ROOT=$(dirname "$(dirname "$nvcc")")")
 mha_log "pip install ./python into $("$python" -c 'import sys; print(sys.prefix)')"

@@ -60,6 +60,7 @@ class BatchDecode:
         self._key = None
         self._batch = 0
         self._soft_cap = 0.0
+        self._scales = {}        # per-tensor float scales as device vectors (_scale)
         self.seq_lens = None     # device int32 [max_batch]: the planned step's lengths first
         self.page_table = None   # device int32 [max_batch, pages per sequence] (paged caches)
 
@@ -184,11 +185,21 @@ class BatchDecode:
                          f"not {shape}")
 
     def _scale(self, value, arg, like):
+        """The kernels read a float32 [kv_heads] vector. A float (per tensor) becomes one, made
+        once and kept while the value stays: made at every call, its fill kernel sat in every
+        captured step. A tensor is used as it is when it already is such a vector, else expanded
+        on the device at each call (its values may change in place)."""
         kv_heads = self._plan.kv_heads
         if value is None:
             value = 1.0
         if not isinstance(value, torch.Tensor):
-            return torch.full((kv_heads,), float(value), dtype=torch.float32, device=like.device)
+            key = (float(value), kv_heads, like.device)
+            kept = self._scales.get(arg)
+            if kept is None or kept[0] != key:  # the last value of each argument is kept
+                kept = (key, torch.full((kv_heads,), float(value), dtype=torch.float32,
+                                        device=like.device))
+                self._scales[arg] = kept
+            return kept[1]
         value = value.to(device=like.device, dtype=torch.float32)
         if value.numel() == 1:  # per-tensor: one value for every KV head
             return value.reshape(1).expand(kv_heads).contiguous()
