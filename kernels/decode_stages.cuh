@@ -1,5 +1,5 @@
 // The stages of one decode block, in the order decode_kernel.cuh runs them (the K/V copy into the
-// cp.async pipeline stays in the kernel, as lambdas over its registers):
+// cp.async pipeline is kv_pipeline.cuh's):
 //   block_work         which key tiles of which sequence this block reads, and where it writes
 //   load_q, stage_q    the block's query rows into registers, then shared memory (both
 //                      MMA orientations)
@@ -71,6 +71,13 @@ struct BlockWork {
   int b, part, chunks, first_tile, run_begin, num_tiles, n, key_lo;
   long long partial_base;
 };
+
+// The tiles the key loop reads: the block's, less the last one in the test instance that drops it
+// (Fault::kDropLastTile).
+template <class T>
+__device__ __forceinline__ int block_tiles_read(const BlockWork& w) {
+  return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
+}
 
 // Whether a block's first tile is known before its sequence's length: masks visible from key 0
 // (null, causal). Their fixed partitions split the T visible tiles so that partition `part`'s
