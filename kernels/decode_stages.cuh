@@ -639,42 +639,29 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
   constexpr int kBM = T::kBM, kDepth = T::kDepth;
   for (int i = tid; i < rows * kDepth; i += T::kThreads) {
     const int row = i / kDepth, col = i % kDepth;
-    float m_all = -INFINITY;
+    SoftmaxMerge merged;
 #pragma unroll
-    for (int c = 0; c < T::kMergeCopies; ++c) m_all = fmaxf(m_all, m.max[c * kBM + row]);
-    float sum = 0.f, acc = 0.f;
+    for (int c = 0; c < T::kMergeCopies; ++c) merged.take_max(m.max[c * kBM + row]);
 #pragma unroll
     for (int c = 0; c < T::kMergeCopies; ++c) {
-      const float wt = rescale(m.max[c * kBM + row], m_all);
-      sum += m.sum[c * kBM + row] * wt;
-      acc += m.o[(c * kBM + row) * kDepth + col] * wt;
+      const float wt = rescale(m.max[c * kBM + row], merged.m);
+      merged.add_sum(wt, m.sum[c * kBM + row]);
+      merged.add_output(wt, m.o[(c * kBM + row) * kDepth + col]);
     }
     const int head = head0 + row;
     if (w.chunks == 1) {
-      float denom = sum, numer = acc, m_total = m_all;
-      if constexpr (T::kHasSink) {
-        const float sink = p.sink_logits[head] * kLog2e;
-        m_total = fmaxf(m_all, sink);
-        const float wt = rescale(m_all, m_total);
-        denom = sum * wt + sink_weight(sink, m_total);
-        numer = acc * wt;
-      }
-      const float o = denom > 0.f ? numer / denom : 0.f;
-      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] = ptx::from_float<Out>(o);
-      if (col == 0) write_lse(p, w.b, head, m_total, denom);
+      if constexpr (T::kHasSink) merged.add_sink(p.sink_logits[head] * kLog2e);
+      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =
+          ptx::from_float<Out>(merged.normalised());
+      if (col == 0) write_lse(p, w.b, head, merged.m, merged.l);
     } else {
-      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) {
-        const float sink = p.sink_logits[head] * kLog2e;
-        const float m_total = fmaxf(m_all, sink);
-        sum = sum * rescale(m_all, m_total) + sink_weight(sink, m_total);
-        acc *= rescale(m_all, m_total);
-        m_all = m_total;
-      }
+      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink)
+        merged.add_sink(p.sink_logits[head] * kLog2e);
       const long long idx = w.partial_base + static_cast<long long>(head) * w.chunks + w.part;
-      p.partial_out[idx * kDepth + col] = sum > 0.f ? acc / sum : 0.f;
+      p.partial_out[idx * kDepth + col] = merged.normalised();
       if (col == 0) {
-        p.partial_max[idx] = m_all;
-        p.partial_sum[idx] = sum;
+        p.partial_max[idx] = merged.m;
+        p.partial_sum[idx] = merged.l;
       }
     }
   }
