@@ -277,9 +277,39 @@ __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16]
   }
 }
 
-// Scale into log2 units and, with kCheckKeys, hide keys outside [key_lo, n). Without soft-capping
-// a score becomes s * mul_in; with it, mul_out * tanh(s * mul_in) (ScoreScaling says which values
-// give score * log2 e, capped or not).
+// Where element e (0..3) of a thread's m16n8 MMA accumulator fragment lies in a 16 x 8 tile whose
+// first row (or column) is `first`: row lane / 4 (+ 8 for e >= 2), column 2 · (lane % 4) (+ 1 for
+// odd e). The scores' keys are its columns with heads on the MMA rows and its rows with heads on
+// the columns. (Added to `first` term by term: summed first, ptxas scheduled the columns math's
+// mask otherwise, SASS.)
+struct MmaAccumulator {
+  __device__ __forceinline__ static int row(int first, int lane, int e) {
+    return first + lane / 4 + 8 * (e / 2);
+  }
+  __device__ __forceinline__ static int col(int first, int lane, int e) {
+    return first + (lane % 4) * 2 + (e & 1);
+  }
+};
+
+// What mask_and_tile_max multiplies by: q·k times the softmax scale (and, for fp8 caches, the
+// KV head's K scale) in log2 units; soft-capped, cap · log2 e · tanh(q·k · scale / cap).
+struct ScoreScaling {
+  float mul_in, mul_out;
+};
+
+// One score of a key, scaled into log2 units and, with kCheckKeys, hidden (-inf) for a key
+// outside [key_lo, n): without soft-capping s * mul_in, with it mul_out * tanh(s * mul_in). Both
+// MMA orientations' masks, element by element.
+template <class T, bool kCheckKeys>
+__device__ __forceinline__ float scaled_score(float s, int key, int key_lo, int n,
+                                              const ScoreScaling& scaling) {
+  const float x = T::kSoftCap ? scaling.mul_out * tanhf(s * scaling.mul_in) : s * scaling.mul_in;
+  return !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
+}
+
+// Scale into log2 units and, with kCheckKeys, hide keys outside [key_lo, n) (scaled_score): a
+// score's key is its accumulator column (ScoreScaling says which values give score * log2 e,
+// capped or not).
 template <class T, bool kCheckKeys>
 __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8][4], int first_key,
                                              int lane, int key_lo, int n, float mul_in,
@@ -290,10 +320,8 @@ __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8]
     for (int nt = 0; nt < T::kWN / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < (T::kUpperRowsPadding ? 2 : 4); ++e) {
-        const int key = first_key + nt * 8 + (lane % 4) * 2 + (e & 1);
-        const float x =
-            T::kSoftCap ? mul_out * tanhf(s[mt][nt][e] * mul_in) : s[mt][nt][e] * mul_in;
-        s[mt][nt][e] = !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
+        const int key = MmaAccumulator::col(first_key + nt * 8, lane, e);
+        s[mt][nt][e] = scaled_score<T, kCheckKeys>(s[mt][nt][e], key, key_lo, n, {mul_in, mul_out});
       }
 }
 
@@ -326,11 +354,7 @@ __device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN
   }
 }
 
-// What mask_and_tile_max multiplies by: q·k times the softmax scale (and, for fp8 caches, the
-// KV head's K scale) in log2 units; soft-capped, cap · log2 e · tanh(q·k · scale / cap).
-struct ScoreScaling {
-  float mul_in, mul_out;
-};
+// The scaling of the scores of KV head kv_head (ScoreScaling).
 template <class T>
 __device__ __forceinline__ ScoreScaling score_scaling(const DecodeParams& p, int kv_head) {
   const float scale = T::kKvFp8 ? p.scale * p.k_scale[kv_head] : p.scale;
