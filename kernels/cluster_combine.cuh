@@ -32,25 +32,28 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
   if constexpr (T::kMergeCopies > 1) {
     for (int i = tid; i < rows * kDepth; i += T::kThreads) {
       const int row = i / kDepth, col = i % kDepth;
-      float m_all = -INFINITY;
+      SoftmaxMerge merged;
 #pragma unroll
-      for (int c = 0; c < T::kMergeCopies; ++c) m_all = fmaxf(m_all, m.max[c * kBM + row]);
-      float acc = 0.f;
+      for (int c = 0; c < T::kMergeCopies; ++c) merged.take_max(m.max[c * kBM + row]);
 #pragma unroll
-      for (int c = 0; c < T::kMergeCopies; ++c)
-        acc += m.o[(c * kBM + row) * kDepth + col] * rescale(m.max[c * kBM + row], m_all);
-      m.o[row * kDepth + col] = acc;
+      for (int c = 0; c < T::kMergeCopies; ++c) {
+        const float o_c = m.o[(c * kBM + row) * kDepth + col];
+        merged.add_output(rescale(m.max[c * kBM + row], merged.m), o_c);
+      }
+      m.o[row * kDepth + col] = merged.o;
     }
     __syncthreads();
     if (tid < rows) {
-      float m_all = -INFINITY, sum = 0.f;
+      SoftmaxMerge merged;
 #pragma unroll
-      for (int c = 0; c < T::kMergeCopies; ++c) m_all = fmaxf(m_all, m.max[c * kBM + tid]);
+      for (int c = 0; c < T::kMergeCopies; ++c) merged.take_max(m.max[c * kBM + tid]);
 #pragma unroll
-      for (int c = 0; c < T::kMergeCopies; ++c)
-        sum += m.sum[c * kBM + tid] * rescale(m.max[c * kBM + tid], m_all);
-      m.max[tid] = m_all;
-      m.sum[tid] = sum;
+      for (int c = 0; c < T::kMergeCopies; ++c) {
+        const float sum_c = m.sum[c * kBM + tid];
+        merged.add_sum(rescale(m.max[c * kBM + tid], merged.m), sum_c);
+      }
+      m.max[tid] = merged.m;
+      m.sum[tid] = merged.l;
     }
   }
   cg::cluster_group cluster = cg::this_cluster();
@@ -72,31 +75,31 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
       part_sum[q] = *cluster.map_shared_rank(m.sum + row, q);
       part_out[q] = *cluster.map_shared_rank(m.o + row * kDepth + col, q);
     }
-    float m_total = -INFINITY;
+    SoftmaxMerge merged;
 #pragma unroll
     for (int q = 0; q < kMaxClusterPartitions; ++q)
-      if (q < parts) m_total = fmaxf(m_total, part_max[q]);
+      if (q < parts) merged.take_max(part_max[q]);
     const int head = head0 + row;
     float sink = -INFINITY;
     if constexpr (T::kHasSink) {
       sink = p.sink_logits[head] * kLog2e;
-      m_total = fmaxf(m_total, sink);
+      merged.take_max(sink);
+      merged.start_sum_at_sink(sink);
     }
-    float denom = T::kHasSink ? sink_weight(sink, m_total) : 0.f, numer = 0.f;
 #pragma unroll
     for (int q = 0; q < kMaxClusterPartitions; ++q) {
       if (q >= parts) break;
       // The test faults of the other combines, so the broken kernels fail in this mode too.
-      const float wt = T::kFault == Fault::kReduceNaturalExp ? expf(part_max[q] - exp_base(m_total))
-                                                             : rescale(part_max[q], m_total);
-      denom += part_sum[q] * wt;
-      numer += part_out[q] * wt;
+      const float wt = T::kFault == Fault::kReduceNaturalExp
+                           ? expf(part_max[q] - exp_base(merged.m))
+                           : rescale(part_max[q], merged.m);
+      merged.add(wt, part_sum[q], part_out[q]);
       if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink)
-        denom += sink_weight(sink, m_total);
+        merged.l += sink_weight(sink, merged.m);
     }
     static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =
-        ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
-    if (col == 0) write_lse(p, w.b, head, m_total, denom);
+        ptx::from_float<Out>(merged.normalised());
+    if (col == 0) write_lse(p, w.b, head, merged.m, merged.l);
   }
   phase::decode_cycle(p, phase::kCombinedCycle);
   // The other blocks may still be reading this block's rows: no block leaves before all have

@@ -1,5 +1,5 @@
 // The stages of one decode block, in the order decode_kernel.cuh runs them (the K/V copy into the
-// cp.async pipeline stays in the kernel, as lambdas over its registers):
+// cp.async pipeline is kv_pipeline.cuh's):
 //   block_work         which key tiles of which sequence this block reads, and where it writes
 //   load_q, stage_q    the block's query rows into registers, then shared memory (both
 //                      MMA orientations)
@@ -71,6 +71,13 @@ struct BlockWork {
   int b, part, chunks, first_tile, run_begin, num_tiles, n, key_lo;
   long long partial_base;
 };
+
+// The tiles the key loop reads: the block's, less the last one in the test instance that drops it
+// (Fault::kDropLastTile).
+template <class T>
+__device__ __forceinline__ int block_tiles_read(const BlockWork& w) {
+  return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
+}
 
 // Whether a block's first tile is known before its sequence's length: masks visible from key 0
 // (null, causal). Their fixed partitions split the T visible tiles so that partition `part`'s
@@ -270,9 +277,39 @@ __device__ __forceinline__ void score_tile(const uint32_t (&q_frag)[T::kWM / 16]
   }
 }
 
-// Scale into log2 units and, with kCheckKeys, hide keys outside [key_lo, n). Without soft-capping
-// a score becomes s * mul_in; with it, mul_out * tanh(s * mul_in) (ScoreScaling says which values
-// give score * log2 e, capped or not).
+// Where element e (0..3) of a thread's m16n8 MMA accumulator fragment lies in a 16 x 8 tile whose
+// first row (or column) is `first`: row lane / 4 (+ 8 for e >= 2), column 2 · (lane % 4) (+ 1 for
+// odd e). The scores' keys are its columns with heads on the MMA rows and its rows with heads on
+// the columns. (Added to `first` term by term: summed first, ptxas scheduled the columns math's
+// mask otherwise, SASS.)
+struct MmaAccumulator {
+  __device__ __forceinline__ static int row(int first, int lane, int e) {
+    return first + lane / 4 + 8 * (e / 2);
+  }
+  __device__ __forceinline__ static int col(int first, int lane, int e) {
+    return first + (lane % 4) * 2 + (e & 1);
+  }
+};
+
+// What mask_and_tile_max multiplies by: q·k times the softmax scale (and, for fp8 caches, the
+// KV head's K scale) in log2 units; soft-capped, cap · log2 e · tanh(q·k · scale / cap).
+struct ScoreScaling {
+  float mul_in, mul_out;
+};
+
+// One score of a key, scaled into log2 units and, with kCheckKeys, hidden (-inf) for a key
+// outside [key_lo, n): without soft-capping s * mul_in, with it mul_out * tanh(s * mul_in). Both
+// MMA orientations' masks, element by element.
+template <class T, bool kCheckKeys>
+__device__ __forceinline__ float scaled_score(float s, int key, int key_lo, int n,
+                                              const ScoreScaling& scaling) {
+  const float x = T::kSoftCap ? scaling.mul_out * tanhf(s * scaling.mul_in) : s * scaling.mul_in;
+  return !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
+}
+
+// Scale into log2 units and, with kCheckKeys, hide keys outside [key_lo, n) (scaled_score): a
+// score's key is its accumulator column (ScoreScaling says which values give score * log2 e,
+// capped or not).
 template <class T, bool kCheckKeys>
 __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8][4], int first_key,
                                              int lane, int key_lo, int n, float mul_in,
@@ -283,10 +320,8 @@ __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8]
     for (int nt = 0; nt < T::kWN / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < (T::kUpperRowsPadding ? 2 : 4); ++e) {
-        const int key = first_key + nt * 8 + (lane % 4) * 2 + (e & 1);
-        const float x =
-            T::kSoftCap ? mul_out * tanhf(s[mt][nt][e] * mul_in) : s[mt][nt][e] * mul_in;
-        s[mt][nt][e] = !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
+        const int key = MmaAccumulator::col(first_key + nt * 8, lane, e);
+        s[mt][nt][e] = scaled_score<T, kCheckKeys>(s[mt][nt][e], key, key_lo, n, {mul_in, mul_out});
       }
 }
 
@@ -319,11 +354,7 @@ __device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN
   }
 }
 
-// What mask_and_tile_max multiplies by: q·k times the softmax scale (and, for fp8 caches, the
-// KV head's K scale) in log2 units; soft-capped, cap · log2 e · tanh(q·k · scale / cap).
-struct ScoreScaling {
-  float mul_in, mul_out;
-};
+// The scaling of the scores of KV head kv_head (ScoreScaling).
 template <class T>
 __device__ __forceinline__ ScoreScaling score_scaling(const DecodeParams& p, int kv_head) {
   const float scale = T::kKvFp8 ? p.scale * p.k_scale[kv_head] : p.scale;
@@ -632,42 +663,29 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
   constexpr int kBM = T::kBM, kDepth = T::kDepth;
   for (int i = tid; i < rows * kDepth; i += T::kThreads) {
     const int row = i / kDepth, col = i % kDepth;
-    float m_all = -INFINITY;
+    SoftmaxMerge merged;
 #pragma unroll
-    for (int c = 0; c < T::kMergeCopies; ++c) m_all = fmaxf(m_all, m.max[c * kBM + row]);
-    float sum = 0.f, acc = 0.f;
+    for (int c = 0; c < T::kMergeCopies; ++c) merged.take_max(m.max[c * kBM + row]);
 #pragma unroll
     for (int c = 0; c < T::kMergeCopies; ++c) {
-      const float wt = rescale(m.max[c * kBM + row], m_all);
-      sum += m.sum[c * kBM + row] * wt;
-      acc += m.o[(c * kBM + row) * kDepth + col] * wt;
+      const float wt = rescale(m.max[c * kBM + row], merged.m);
+      merged.add_sum(wt, m.sum[c * kBM + row]);
+      merged.add_output(wt, m.o[(c * kBM + row) * kDepth + col]);
     }
     const int head = head0 + row;
     if (w.chunks == 1) {
-      float denom = sum, numer = acc, m_total = m_all;
-      if constexpr (T::kHasSink) {
-        const float sink = p.sink_logits[head] * kLog2e;
-        m_total = fmaxf(m_all, sink);
-        const float wt = rescale(m_all, m_total);
-        denom = sum * wt + sink_weight(sink, m_total);
-        numer = acc * wt;
-      }
-      const float o = denom > 0.f ? numer / denom : 0.f;
-      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] = ptx::from_float<Out>(o);
-      if (col == 0) write_lse(p, w.b, head, m_total, denom);
+      if constexpr (T::kHasSink) merged.add_sink(p.sink_logits[head] * kLog2e);
+      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =
+          ptx::from_float<Out>(merged.normalised());
+      if (col == 0) write_lse(p, w.b, head, merged.m, merged.l);
     } else {
-      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink) {
-        const float sink = p.sink_logits[head] * kLog2e;
-        const float m_total = fmaxf(m_all, sink);
-        sum = sum * rescale(m_all, m_total) + sink_weight(sink, m_total);
-        acc *= rescale(m_all, m_total);
-        m_all = m_total;
-      }
+      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink)
+        merged.add_sink(p.sink_logits[head] * kLog2e);
       const long long idx = w.partial_base + static_cast<long long>(head) * w.chunks + w.part;
-      p.partial_out[idx * kDepth + col] = sum > 0.f ? acc / sum : 0.f;
+      p.partial_out[idx * kDepth + col] = merged.normalised();
       if (col == 0) {
-        p.partial_max[idx] = m_all;
-        p.partial_sum[idx] = sum;
+        p.partial_max[idx] = merged.m;
+        p.partial_sum[idx] = merged.l;
       }
     }
   }

@@ -267,10 +267,8 @@ struct ColumnsMath {
       for (int c = 0; c < kColTiles; ++c)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int key = first_key + kt * 16 + lane / 4 + 8 * (e / 2);
-          const float x = T::kSoftCap ? scaling.mul_out * tanhf(s[kt][c][e] * scaling.mul_in)
-                                      : s[kt][c][e] * scaling.mul_in;
-          s[kt][c][e] = !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
+          const int key = MmaAccumulator::row(first_key + kt * 16, lane, e);
+          s[kt][c][e] = scaled_score<T, kCheckKeys>(s[kt][c][e], key, key_lo, n, scaling);
         }
   }
 

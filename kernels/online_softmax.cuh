@@ -58,6 +58,56 @@ __host__ __device__ inline float sink_weight(float sink_log2, float m_total) {
   return exp2_weight(sink_log2 - exp_base(m_total));
 }
 
+// The merge of partial states (m_i, l_i, o_i), one output element each, as every combine folds
+// them: the epilogue's warp copies (write_rows), the cluster's partitions, the separate reduce's
+// slices and the fused reduce's partitions. The parts' max (and the sink's) is the reference m;
+// each part's sum and output move onto it (weight 2^(m_i - m), a normalised partial's times its
+// l_i); the sink adds its weight once; the output is o / l. Each combine loads its parts its own
+// way and runs these steps in its own order: the sink's max first or last, its weight added
+// after the parts' merge (write_rows: the partial path shares that merge) or before it, the
+// output divided (o / l) or its weights normalised first (the fused reduce); written as one
+// order, those combines compiled to other instructions.
+struct SoftmaxMerge {
+  // o before l: so the separate reduce's slice loop keeps the registers it had as two locals
+  // (SASS; l first swapped them, and in the cluster's combine this order swaps two moves).
+  float m = -INFINITY;  // the reference max
+  float o = 0.f;        // the output element, relative to m
+  float l = 0.f;        // the sum, relative to m
+
+  SoftmaxMerge() = default;
+  // The reference starts at m_start: the sink's max (-inf: none), its weight added once the
+  // parts' maxima are in, or a reference the parts' maxima gave already.
+  __host__ __device__ explicit SoftmaxMerge(float m_start) : m(m_start) {}
+
+  // First pass: a part's max (or the sink's) into the reference.
+  __host__ __device__ void take_max(float m_i) { m = fmaxf(m, m_i); }
+  // Second pass: a part's sum and output with weight `wt` onto the reference (rescale(m_i, m);
+  // a test fault weighs otherwise). Read from shared memory, or held by different threads, each
+  // apart (add_sum, add_output): with both read before either add, write_rows and the separate
+  // reduce were scheduled otherwise (SASS).
+  __host__ __device__ void add(float wt, float l_i, float o_i) {
+    add_sum(wt, l_i);
+    add_output(wt, o_i);
+  }
+  __host__ __device__ void add_sum(float wt, float l_i) { l += l_i * wt; }
+  __host__ __device__ void add_output(float wt, float o_i) { o += o_i * wt; }
+  // A part's weight onto the reference computed already (a normalised partial's l_i · 2^(m_i - m)).
+  __host__ __device__ void add_weight(float w_i) { l += w_i; }
+  // The sink whose max is in the reference already: the sum starts at its weight.
+  __host__ __device__ void start_sum_at_sink(float sink_log2) { l = sink_weight(sink_log2, m); }
+  // The sink after the parts' merge: the state moves onto the new max, then the sink's weight.
+  __host__ __device__ void add_sink(float sink_log2) {
+    const float m_total = fmaxf(m, sink_log2);
+    const float wt = rescale(m, m_total);
+    l = l * wt + sink_weight(sink_log2, m_total);
+    o *= wt;
+    m = m_total;
+  }
+  // The output element, normalised (0 without a visible key), or what normalises each weight.
+  __host__ __device__ float normalised() const { return l > 0.f ? o / l : 0.f; }
+  __host__ __device__ float inverse_sum() const { return l > 0.f ? 1.f / l : 0.f; }
+};
+
 constexpr float kLn2 = 0.6931471805599453f;
 
 // A row's finished state as the optional log-sum-exp output (DecodeParams::lse): with l relative

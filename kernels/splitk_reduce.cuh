@@ -89,10 +89,10 @@ __device__ __forceinline__ void fold_partials(const DecodeParams& p, const float
 // head `head`) into its output row (and its LSE when asked). The block is `slices` groups of
 // depth/4 threads; each thread owns one float4 column of the partitions i = slice, slice + slices,
 // ... It issues the statistics and output loads of a batch of them (fold_partials) before any math,
-// folds them into a running (max, sum, output) state with the online-softmax algebra, and the
-// slices meet once in shared memory. So a small P costs one batch, and a large P adds one per
-// kWideLoadBatch x slices partitions, with no block-wide reduction before the loads. blockDim.x
-// must be a multiple of depth / 4.
+// folds them into a running (max, sum, float4 output) state with the online-softmax algebra, and
+// the slices meet once in shared memory, merged as every combine merges (SoftmaxMerge). So a small
+// P costs one batch, and a large P adds one per kWideLoadBatch x slices partitions, with no
+// block-wide reduction before the loads. blockDim.x must be a multiple of depth / 4.
 template <typename Out, bool kHasSink, Fault kFault>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int b,
                                    int head, int depth, float* scratch) {
@@ -128,17 +128,16 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
   __syncthreads();
   const float sink = kHasSink ? p.sink_logits[head] * kLog2e : -INFINITY;
   for (int col = tid; col < depth; col += threads) {
-    float m_total = sink;
-    for (int s = 0; s < slices; ++s) m_total = fmaxf(m_total, slice_max[s]);
-    float denom = kHasSink ? sink_weight(sink, m_total) : 0.f, numer = 0.f;
+    SoftmaxMerge merged(sink);
+    for (int s = 0; s < slices; ++s) merged.take_max(slice_max[s]);
+    if constexpr (kHasSink) merged.start_sum_at_sink(sink);
     for (int s = 0; s < slices; ++s) {
-      const float w = scale_to(slice_max[s], m_total);
-      denom += slice_sum[s] * w;
-      numer += slice_acc[s * depth + col] * w;
+      const float w = scale_to(slice_max[s], merged.m);
+      merged.add_sum(w, slice_sum[s]);
+      merged.add_output(w, slice_acc[s * depth + col]);
     }
-    static_cast<Out*>(p.out)[out_at + col] =
-        ptx::from_float<Out>(denom > 0.f ? numer / denom : 0.f);
-    if (col == 0) write_lse(p, b, head, m_total, denom);
+    static_cast<Out*>(p.out)[out_at + col] = ptx::from_float<Out>(merged.normalised());
+    if (col == 0) write_lse(p, b, head, merged.m, merged.l);
   }
   __syncthreads();  // the scratch is free for the next row
 }
@@ -167,18 +166,19 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head
   for (int i = tid; i < rows * parts; i += threads) w[i] = __ldcg(p.partial_max + first + i);
   __syncthreads();
   for (int r = tid; r < rows; r += threads) {
-    float m = kHasSink ? p.sink_logits[head0 + r] * kLog2e : -INFINITY;
-    for (int i = 0; i < parts; ++i) m = fmaxf(m, w[r * parts + i]);
-    m_total[r] = m;
+    SoftmaxMerge merged(kHasSink ? p.sink_logits[head0 + r] * kLog2e : -INFINITY);
+    for (int i = 0; i < parts; ++i) merged.take_max(w[r * parts + i]);
+    m_total[r] = merged.m;
   }
   __syncthreads();
   for (int i = tid; i < rows * parts; i += threads)
     w[i] = weight(w[i], __ldcg(p.partial_sum + first + i), m_total[i / parts]);
   __syncthreads();
   for (int r = tid; r < rows; r += threads) {
-    float denom = kHasSink ? sink_weight(p.sink_logits[head0 + r] * kLog2e, m_total[r]) : 0.f;
-    for (int i = 0; i < parts; ++i) denom += w[r * parts + i];
-    const float inv = denom > 0.f ? 1.f / denom : 0.f;
+    SoftmaxMerge merged(m_total[r]);
+    if constexpr (kHasSink) merged.start_sum_at_sink(p.sink_logits[head0 + r] * kLog2e);
+    for (int i = 0; i < parts; ++i) merged.add_weight(w[r * parts + i]);
+    const float inv = merged.inverse_sum();
     for (int i = 0; i < parts; ++i) w[r * parts + i] *= inv;
   }
   __syncthreads();

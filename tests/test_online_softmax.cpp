@@ -39,17 +39,19 @@ Partial run_partition(const std::vector<float>& s, const std::vector<float>& v, 
   return p;
 }
 
-// The reduce pass of splitk_reduce.cuh, on the host.
+// The combine of normalised partials, on the host, through the kernels' merge (SoftmaxMerge).
 std::vector<float> combine(const std::vector<Partial>& parts, std::optional<float> sink) {
-  float m_total = sink ? *sink * kLog2e : -INFINITY;
-  for (const auto& p : parts) m_total = fmaxf(m_total, p.m);
-  float denom = sink ? sink_weight(*sink * kLog2e, m_total) : 0.f;
-  for (const auto& p : parts) denom += partition_weight(p.m, p.l, m_total);
   std::vector<float> out(kD);
   for (int c = 0; c < kD; ++c) {
-    float acc = 0.f;
-    for (const auto& p : parts) acc += partition_weight(p.m, p.l, m_total) * p.o[c];
-    out[c] = denom > 0.f ? acc / denom : 0.f;
+    SoftmaxMerge merged(sink ? *sink * kLog2e : -INFINITY);
+    for (const auto& p : parts) merged.take_max(p.m);
+    if (sink) merged.start_sum_at_sink(*sink * kLog2e);
+    for (const auto& p : parts) {
+      const float w = partition_weight(p.m, p.l, merged.m);
+      merged.add_weight(w);
+      merged.add_output(w, p.o[c]);
+    }
+    out[c] = merged.normalised();
   }
   return out;
 }
@@ -149,6 +151,28 @@ TEST(OnlineSoftmax, EmptyStatesStayFinite) {
   for (float x : combine(parts, std::nullopt)) EXPECT_EQ(x, 0.f);
   // All partitions empty with a sink: the sink takes all the mass, the output is 0.
   for (float x : combine(parts, 1.f)) EXPECT_EQ(x, 0.f);
+}
+
+// The epilogue merges its warp copies first and adds the sink after (add_sink, write_rows); the
+// cluster's combine takes the sink's max first (start_sum_at_sink). Both are the same softmax.
+TEST(OnlineSoftmax, SinkAfterTheMergeEqualsSinkFirst) {
+  const float m[3] = {1.5f, -2.f, 4.f}, l[3] = {3.f, 0.5f, 2.f}, o[3] = {0.7f, -1.f, 2.5f};
+  for (float sink : {-INFINITY, 0.f, 3.f, 12.f}) {
+    SoftmaxMerge after, first(sink);
+    for (int i = 0; i < 3; ++i) {
+      after.take_max(m[i]);
+      first.take_max(m[i]);
+    }
+    first.start_sum_at_sink(sink);
+    for (int i = 0; i < 3; ++i) {
+      after.add(rescale(m[i], after.m), l[i], o[i]);
+      first.add(rescale(m[i], first.m), l[i], o[i]);
+    }
+    after.add_sink(sink);
+    EXPECT_EQ(after.m, first.m) << sink;
+    EXPECT_NEAR(after.l, first.l, 1e-6f * first.l) << sink;
+    EXPECT_NEAR(after.normalised(), first.normalised(), 1e-6f) << sink;
+  }
 }
 
 }  // namespace

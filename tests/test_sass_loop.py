@@ -98,7 +98,7 @@ class SassLoop(unittest.TestCase):
                                 capture_output=True, text=True, env=env)
         self.assertEqual(result.returncode, 3, result.stderr)
         with tempfile.TemporaryDirectory() as kernels:
-            for name in ("decode_kernel.cuh", "decode_stages.cuh", "decode_stages_columns.cuh"):
+            for name in ("kv_pipeline.cuh", "decode_stages.cuh", "decode_stages_columns.cuh"):
                 with open(os.path.join(kernels, name), "w") as f:
                     f.write("// no interior tests here\n")
             result = subprocess.run([sys.executable, SCRIPT, "--interior", "--kernels", kernels,
