@@ -14,6 +14,7 @@
 #include "decode_params.cuh"
 #include "decode_stages.cuh"
 #include "decode_traits.cuh"
+#include "fault_injection.cuh"
 #include "online_softmax.cuh"
 #include "phase_clock.cuh"
 #include "ptx.cuh"
@@ -90,11 +91,11 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
     for (int q = 0; q < kMaxClusterPartitions; ++q) {
       if (q >= parts) break;
       // The test faults of the other combines, so the broken kernels fail in this mode too.
-      const float wt = T::kFault == Fault::kReduceNaturalExp
+      const float wt = injected_fault<T>() == Fault::kReduceNaturalExp
                            ? expf(part_max[q] - exp_base(merged.m))
                            : rescale(part_max[q], merged.m);
       merged.add(wt, part_sum[q], part_out[q]);
-      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink)
+      if constexpr (injected_fault<T>() == Fault::kSinkPerPartition && T::kHasSink)
         merged.l += sink_weight(sink, merged.m);
     }
     static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =

@@ -19,6 +19,7 @@
 #include "decode_stages.cuh"
 #include "decode_stages_columns.cuh"
 #include "decode_traits.cuh"
+#include "fault_injection.cuh"
 #include "kv_pipeline.cuh"
 #include "phase_clock.cuh"
 #include "ptx.cuh"
@@ -125,7 +126,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     }
     // The drained pipeline buffers hold the combine's scratch; the launcher falls back to the
     // separate reduce when they are too small for this partition count.
-    fused_combine_rows<typename T::Out, T::kHasSink, T::kFault>(
+    fused_combine_rows<typename T::Out, T::kHasSink, injected_fault<T>()>(
         p, w.b, head0, rows, T::kDepth, reinterpret_cast<float*>(smem + Layout::kPipeline));
     if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }

@@ -12,6 +12,7 @@
 #include "decode_kernel.cuh"
 #include "decode_params.cuh"
 #include "decode_traits.cuh"
+#include "fault_injection.cuh"
 #include "kv_operand.cuh"
 #include "masks.cuh"
 #include "splitk_reduce.cuh"
@@ -81,7 +82,8 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   programmatic.val.programmaticStreamSerializationAllowed = 1;
   config.attrs = &programmatic;
   config.numAttrs = p.programmatic_reduce ? 1 : 0;
-  return cudaLaunchKernelEx(&config, splitk_reduce_kernel<typename T::Out, T::kHasSink, T::kFault>,
+  return cudaLaunchKernelEx(&config,
+                            splitk_reduce_kernel<typename T::Out, T::kHasSink, injected_fault<T>()>,
                             args, static_cast<int>(T::kDepth));
 }
 

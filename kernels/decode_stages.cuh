@@ -21,6 +21,7 @@
 
 #include "decode_params.cuh"
 #include "decode_traits.cuh"
+#include "fault_injection.cuh"
 #include "kv_operand.cuh"
 #include "masks.cuh"
 #include "online_softmax.cuh"
@@ -76,7 +77,8 @@ struct BlockWork {
 // (Fault::kDropLastTile).
 template <class T>
 __device__ __forceinline__ int block_tiles_read(const BlockWork& w) {
-  return T::kFault == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1 : w.num_tiles;
+  return injected_fault<T>() == Fault::kDropLastTile && w.num_tiles > 1 ? w.num_tiles - 1
+                                                                        : w.num_tiles;
 }
 
 // Whether a block's first tile is known before its sequence's length: masks visible from key 0
@@ -679,7 +681,7 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
           ptx::from_float<Out>(merged.normalised());
       if (col == 0) write_lse(p, w.b, head, merged.m, merged.l);
     } else {
-      if constexpr (T::kFault == Fault::kSinkPerPartition && T::kHasSink)
+      if constexpr (injected_fault<T>() == Fault::kSinkPerPartition && T::kHasSink)
         merged.add_sink(p.sink_logits[head] * kLog2e);
       const long long idx = w.partial_base + static_cast<long long>(head) * w.chunks + w.part;
       p.partial_out[idx * kDepth + col] = merged.normalised();

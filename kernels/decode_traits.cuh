@@ -34,18 +34,9 @@ struct DtypeName<__nv_fp8_e5m2> {
   static constexpr const char* value = "e5m2";
 };
 
-// Deliberate bugs, compiled only into test instances, that prove verification can fail.
-enum class Fault : int {
-  kNone = 0,
-  kReduceNaturalExp = 1,  // the reduce weighs partitions with e^x instead of 2^x (unit mix-up)
-  kDropLastTile = 2,      // the last key tile of each partition is never read
-  kSinkPerPartition = 3,  // every partition adds the sink to its own sum
-};
-
 template <typename Elem_, typename Out_, int kDepth_, int kGroup_, class KvOperand_, class Mask_,
           bool kHasSink_, int kBM_, int kBN_, int kBK_, int kWM_, int kWN_, int kThreads_,
-          int kStages_, bool kWarpSplitK_, Fault kFault_ = Fault::kNone, typename KvElem_ = Elem_,
-          bool kSoftCap_ = false>
+          int kStages_, bool kWarpSplitK_, typename KvElem_ = Elem_, bool kSoftCap_ = false>
 struct DecodeTraits {
   using Elem = Elem_;      // q, and K/V as the tensor cores read them
   using KvElem = KvElem_;  // K/V as the cache stores them: Elem, or fp8 converted on chip
@@ -66,7 +57,6 @@ struct DecodeTraits {
   static constexpr int kThreads = kThreads_;
   static constexpr int kStages = kStages_;
   static constexpr bool kWarpSplitK = kWarpSplitK_;
-  static constexpr Fault kFault = kFault_;
   // Gemma-2 logit soft-capping, cap * tanh(s / cap), with the cap a runtime value.
   static constexpr bool kSoftCap = kSoftCap_;
   static constexpr bool kKvFp8 = sizeof(KvElem) == 1;

@@ -9,6 +9,7 @@
 
 #include "decode_params.cuh"
 #include "decode_traits.cuh"
+#include "fault_injection.cuh"
 #include "online_softmax.cuh"
 #include "phase_clock.cuh"
 #include "ptx.cuh"

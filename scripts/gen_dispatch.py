@@ -452,10 +452,10 @@ def expand(families, smem_limit, include, exclude):
 
 def traits_type(t):
     b = lambda v: "true" if v else "false"  # noqa: E731
-    # The fp8 and soft-cap parameters follow the test-only fault, spelled out only when used.
+    # The fp8 and soft-cap parameters, spelled out only when used.
     extra = ""
     if t["kv_dtype"] != t["dtype"] or t["soft_cap"]:
-        extra = f", Fault::kNone, {CPP_TYPE[t['kv_dtype']]}, {b(t['soft_cap'])}"
+        extra = f", {CPP_TYPE[t['kv_dtype']]}, {b(t['soft_cap'])}"
     return (f"DecodeTraits<{CPP_TYPE[t['dtype']]}, {CPP_TYPE[t['out_dtype']]}, {t['depth']}, "
             f"{t['group']}, {CPP_KV[t['kv']]}, {CPP_MASK[t['mask']]}, {b(t['has_sink'])}, "
             f"{t['bm']}, {t['bn']}, {t['bk']}, {t['wm']}, {t['wn']}, {t['threads']}, "

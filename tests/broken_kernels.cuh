@@ -1,15 +1,19 @@
-// Deliberately broken decode kernels (kernels/decode_traits.cuh's Fault), each next to the same
-// instance without the fault: what verification must reject, and its control.
+// Deliberately broken decode kernels (kernels/fault_injection.cuh's Fault, injected with
+// WithFault), each next to the same production instance: what verification must reject, and its
+// control.
 #pragma once
 
 #include "decode_launch.cuh"
+#include "fault_injection.cuh"
 #include "kernel_registry.h"
 
 namespace mha::testing {
 
+template <bool kSink>
+using ControlTraits = DecodeTraits<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask,
+                                   kSink, 16, 64, 32, 16, 16, 128, 3, false>;
 template <Fault kFault, bool kSink>
-using BrokenTraits = DecodeTraits<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask,
-                                  kSink, 16, 64, 32, 16, 16, 128, 3, false, kFault>;
+using BrokenTraits = WithFault<ControlTraits<kSink>, kFault>;
 
 inline KernelTraits broken_traits(bool sink) {
   KernelTraits t;
@@ -28,7 +32,7 @@ inline KernelTraits broken_traits(bool sink) {
   t.threads = 128;
   t.stages = 3;
   t.warp_split_k = false;
-  t.smem_bytes = BrokenTraits<Fault::kNone, false>::kSmemBytes;
+  t.smem_bytes = ControlTraits<false>::kSmemBytes;
   return t;
 }
 
@@ -46,10 +50,8 @@ inline std::vector<KernelEntry> broken_kernels() {
 
 inline std::vector<KernelEntry> control_kernels() {
   return {
-      {"control_bf16_d128_g4", broken_traits(false),
-       &launch_decode<BrokenTraits<Fault::kNone, false>>},
-      {"control_bf16_d128_g4_sink", broken_traits(true),
-       &launch_decode<BrokenTraits<Fault::kNone, true>>},
+      {"control_bf16_d128_g4", broken_traits(false), &launch_decode<ControlTraits<false>>},
+      {"control_bf16_d128_g4_sink", broken_traits(true), &launch_decode<ControlTraits<true>>},
   };
 }
 
