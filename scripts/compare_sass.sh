@@ -7,7 +7,8 @@
 # A tree whose DecodeTraits takes other parameters spells the same instances its own way: FILE
 # lists them as that tree's DecodeTraits arguments, one a line, in the order of the list below
 # (blank lines and # comments skipped). scripts/sass_instances_fault_in_traits.txt spells them
-# for the trees whose DecodeTraits still took the test-only fault (b7877b6 and before).
+# for the trees whose DecodeTraits took one flat list with the test-only fault (b7877b6 and
+# before).
 # Needs nvcc and cuobjdump (on PATH, or CUOBJDUMP=...; `pip download nvidia-cuda-cuobjdump` has one).
 set -euo pipefail
 before_file="" after_file=""
@@ -28,18 +29,18 @@ trap 'rm -rf "$work"' EXIT
 # rows (convert_tile), fp8 caches with heads as MMA columns (in registers; e5m2 with d64's
 # swizzle, paging, a window, sinks and the soft cap).
 instances=(
-  "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 3, true"
-  "__nv_bfloat16, __nv_bfloat16, 128, 4, PagedKv, NullMask, false, 16, 128, 64, 16, 16, 256, 2, false"
-  "__nv_bfloat16, __nv_bfloat16, 64, 8, PagedKv, SlidingWindowMask, true, 16, 64, 32, 16, 16, 128, 4, false"
-  "__nv_bfloat16, __nv_bfloat16, 64, 64, ContiguousKv, NullMask, false, 64, 64, 32, 16, 64, 128, 3, false"
-  "__half, float, 128, 7, ContiguousKv, ChunkedMask, true, 16, 64, 32, 16, 16, 128, 3, true"
-  "__nv_bfloat16, __nv_bfloat16, 128, 32, ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 3, true"
-  "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 8, 64, 32, 8, 16, 128, 3, true"
-  "__half, float, 64, 8, PagedHndKv, SlidingWindowMask, true, 8, 64, 32, 8, 16, 128, 4, true"
-  "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 4, true, __nv_fp8_e4m3"
-  "__half, float, 64, 7, PagedKv, SlidingWindowMask, true, 16, 64, 32, 16, 16, 128, 3, false, __nv_fp8_e5m2, true"
-  "__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, 8, 64, 32, 8, 16, 128, 4, true, __nv_fp8_e4m3"
-  "__half, float, 64, 8, PagedKv, SlidingWindowMask, true, 8, 64, 32, 8, 16, 128, 3, true, __nv_fp8_e5m2, true"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false>, TileShape<16, 64, 32, 16, 16, 128, 3, true>"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 128, 4, PagedKv, NullMask, false>, TileShape<16, 128, 64, 16, 16, 256, 2, false>"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 64, 8, PagedKv, SlidingWindowMask, true>, TileShape<16, 64, 32, 16, 16, 128, 4, false>"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 64, 64, ContiguousKv, NullMask, false>, TileShape<64, 64, 32, 16, 64, 128, 3, false>"
+  "DecodeFeatures<__half, float, 128, 7, ContiguousKv, ChunkedMask, true>, TileShape<16, 64, 32, 16, 16, 128, 3, true>"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 128, 32, ContiguousKv, NullMask, false>, TileShape<16, 64, 32, 16, 16, 128, 3, true>"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false>, TileShape<8, 64, 32, 8, 16, 128, 3, true>"
+  "DecodeFeatures<__half, float, 64, 8, PagedHndKv, SlidingWindowMask, true>, TileShape<8, 64, 32, 8, 16, 128, 4, true>"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, __nv_fp8_e4m3>, TileShape<16, 64, 32, 16, 16, 128, 4, true>"
+  "DecodeFeatures<__half, float, 64, 7, PagedKv, SlidingWindowMask, true, __nv_fp8_e5m2, true>, TileShape<16, 64, 32, 16, 16, 128, 3, false>"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, false, __nv_fp8_e4m3>, TileShape<8, 64, 32, 8, 16, 128, 4, true>"
+  "DecodeFeatures<__half, float, 64, 8, PagedKv, SlidingWindowMask, true, __nv_fp8_e5m2, true>, TileShape<8, 64, 32, 8, 16, 128, 3, true>"
 )
 # spelled FILE ARRAY: ARRAY holds the instances as FILE spells them (the list above without one).
 spelled() {
@@ -66,6 +67,6 @@ for i in "${!instances[@]}"; do
   if [[ "$a" == "$b" ]]; then verdict="identical"
   elif [[ "$(normalise <<<"$a")" == "$(normalise <<<"$b")" ]]; then verdict="identical but for register numbers"
   else verdict="different: $(wc -l <<<"$a") vs $(wc -l <<<"$b") instructions"; status=1; fi
-  echo "${instances[$i]}: $verdict"
+  echo "${after_instances[$i]}: $verdict"
 done
 exit $status

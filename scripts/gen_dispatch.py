@@ -456,10 +456,10 @@ def traits_type(t):
     extra = ""
     if t["kv_dtype"] != t["dtype"] or t["soft_cap"]:
         extra = f", {CPP_TYPE[t['kv_dtype']]}, {b(t['soft_cap'])}"
-    return (f"DecodeTraits<{CPP_TYPE[t['dtype']]}, {CPP_TYPE[t['out_dtype']]}, {t['depth']}, "
-            f"{t['group']}, {CPP_KV[t['kv']]}, {CPP_MASK[t['mask']]}, {b(t['has_sink'])}, "
-            f"{t['bm']}, {t['bn']}, {t['bk']}, {t['wm']}, {t['wn']}, {t['threads']}, "
-            f"{t['stages']}, {b(t['warp_split_k'])}{extra}>")
+    return (f"DecodeTraits<DecodeFeatures<{CPP_TYPE[t['dtype']]}, {CPP_TYPE[t['out_dtype']]}, "
+            f"{t['depth']}, {t['group']}, {CPP_KV[t['kv']]}, {CPP_MASK[t['mask']]}, "
+            f"{b(t['has_sink'])}{extra}>, TileShape<{t['bm']}, {t['bn']}, {t['bk']}, {t['wm']}, "
+            f"{t['wn']}, {t['threads']}, {t['stages']}, {b(t['warp_split_k'])}>>")
 
 
 def instance_source(inst, config_label):

@@ -8,7 +8,8 @@ reproduced without a GPU.
   scripts/sass_loop.py --parse LISTING      (an existing `cuobjdump -sass` listing)
 
 TRAITS is DecodeTraits' argument list, as in scripts/compare_sass.sh, e.g.
-  "__nv_bfloat16, __nv_bfloat16, 64, 64, ContiguousKv, NullMask, false, 16, 128, 32, 16, 16, 256, 3, true"
+  "DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 64, 64, ContiguousKv, NullMask, false>,
+   TileShape<16, 128, 32, 16, 16, 256, 3, true>"
 
 The loop runs from the stage wait at its top (DEPBAR.LE SB0) up to the backward branch that
 returns to it (not counted); the rescale block is the vote's branch and what it jumps over, so

@@ -10,8 +10,9 @@
 namespace mha::testing {
 
 template <bool kSink>
-using ControlTraits = DecodeTraits<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask,
-                                   kSink, 16, 64, 32, 16, 16, 128, 3, false>;
+using ControlTraits = DecodeTraits<
+    DecodeFeatures<__nv_bfloat16, __nv_bfloat16, 128, 4, ContiguousKv, NullMask, kSink>,
+    TileShape<16, 64, 32, 16, 16, 128, 3, false>>;
 template <Fault kFault, bool kSink>
 using BrokenTraits = WithFault<ControlTraits<kSink>, kFault>;
 

@@ -165,9 +165,10 @@ class Names(unittest.TestCase):
         self.assertEqual(gen.derive(point(kv_dtype="e4m3", **bm32))["smem_bytes"],
                          4 * 32 * 130 * 4 + 32 * 128 * 2)
         self.assertIn("K/V: the q dtype or fp8", reasons(dtype="fp16", kv_dtype="bf16"))
-        self.assertIn("false, __nv_fp8_e5m2, true>",
+        self.assertIn("false, __nv_fp8_e5m2, true>, TileShape<",
                       gen.traits_type(point(kv_dtype="e5m2", soft_cap=True)))
-        self.assertTrue(gen.traits_type(point()).endswith("4, false>"))
+        self.assertTrue(gen.traits_type(point()).endswith("NullMask, false>, TileShape<16, 64, "
+                                                          "32, 16, 16, 128, 4, false>>"))
         # Production instances name no test fault (tests inject one with WithFault).
         self.assertNotIn("Fault", gen.traits_type(point(kv_dtype="e5m2", soft_cap=True)))
 
@@ -375,8 +376,9 @@ class Outputs(Workdir):
         self.assertEqual(len(m["instances"]), 1)
         with open(os.path.join(out, m["instances"][0]["source"])) as f:
             src = f.read()
-        self.assertIn("launch_decode<DecodeTraits<__nv_bfloat16, __nv_bfloat16, 128, 4, "
-                      "ContiguousKv, NullMask, false, 16, 64, 32, 16, 16, 128, 4, false>>(p, s)",
+        self.assertIn("launch_decode<DecodeTraits<DecodeFeatures<__nv_bfloat16, __nv_bfloat16, "
+                      "128, 4, ContiguousKv, NullMask, false>, TileShape<16, 64, 32, 16, 16, 128, "
+                      "4, false>>>(p, s)",
                       src)
         with open(os.path.join(out, "dispatch_table.cu")) as f:
             table = f.read()
