@@ -9,7 +9,8 @@
 # (blank lines and # comments skipped). scripts/sass_instances_fault_in_traits.txt spells them
 # for the trees whose DecodeTraits took one flat list with the test-only fault (b7877b6 and
 # before).
-# Needs nvcc and cuobjdump (on PATH, or CUOBJDUMP=...; `pip download nvidia-cuda-cuobjdump` has one).
+# Needs nvcc, cuobjdump and the nvdisasm it runs (on PATH, or CUOBJDUMP=...; `pip download
+# nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` has both).
 set -euo pipefail
 before_file="" after_file=""
 while [[ $# -gt 0 && $1 == --* ]]; do
