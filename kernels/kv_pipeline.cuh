@@ -85,7 +85,6 @@ class KvPipeline {
   static constexpr int kSlices = kSliceable ? kCopyRows / kSliceRows : 1;
   static constexpr int kRowsPerSlice =
       kSliceable ? kSliceRows / kRowsPerLoad : 1;  // a thread's, in one slice
-  static constexpr bool sliced = kSlicedPages;
 
   // Sliced pages in the key loop: a tile's table entries travel through the pipeline. Thread g of
   // each pipeline copies slice g's entry (4-byte cp.async) into its stage's slot, in the commit
@@ -233,7 +232,7 @@ class KvPipeline {
   // left.
   __device__ __forceinline__ void prologue_end(const DecodeParams& p, const BlockWork& w,
                                                int num_tiles) {
-    if (!sliced && kStages - 1 < num_tiles)
+    if (!kSlicedPages && kStages - 1 < num_tiles)
       look_up_tile(p, w, block_run_tile<T>(w, kStages - 1), w.n);
     if constexpr (kFirstTileEarly && !Kv::kHasLookup) {
       if (first_tile_early_ && w.num_tiles > 0 && (w.first_tile + 1) * kBN > w.n) {
@@ -266,9 +265,9 @@ class KvPipeline {
     if (it + kStages - 1 < num_tiles) {
       const int tile = block_run_tile<T>(w, it + kStages - 1);
       // Sliced pages: the entries came with tile `it`, in its stage's slot.
-      if constexpr (sliced) take_entries(p, tile, read_stage_);
+      if constexpr (kSlicedPages) take_entries(p, tile, read_stage_);
       issue(w, tile, write_stage_);
-      if constexpr (sliced) {
+      if constexpr (kSlicedPages) {
         if (it + 2 * kStages - 2 < num_tiles)
           fetch_entries(p, w, block_run_tile<T>(w, it + 2 * kStages - 2), write_stage_);
       } else if (it + kStages < num_tiles) {
@@ -305,7 +304,7 @@ class KvPipeline {
 
  private:
   // Paged early path: the stages issued before Q goes into shared memory (prologue_with_length).
-  static constexpr int kStagesBeforeQ = Kv::kHasLookup && !sliced ? kStages - 1 : 1;
+  static constexpr int kStagesBeforeQ = Kv::kHasLookup && !kSlicedPages ? kStages - 1 : 1;
 
   __device__ __forceinline__ void wait_for_pipeline() const {
     if constexpr (!kColumnPipelines)
@@ -364,7 +363,7 @@ class KvPipeline {
   __device__ __forceinline__ void look_up_tile(const DecodeParams& p, const BlockWork& w, int tile,
                                                int key_end) {
     if constexpr (Kv::kHasLookup) {
-      if constexpr (sliced) {
+      if constexpr (kSlicedPages) {
         read_slices(p, w, tile, key_end, next_pages_, next_in_page_bytes_);
       } else {
 #pragma unroll
@@ -385,7 +384,7 @@ class KvPipeline {
   }
   __device__ __forceinline__ void fetch_entries(const DecodeParams& p, const BlockWork& w, int tile,
                                                 int slot) const {
-    if constexpr (sliced) {
+    if constexpr (kSlicedPages) {
       if (copy_tid_ < kSlices) {
         const int key = min(tile * kBN + copy_row0_ + copy_tid_ * kSliceRows, w.n - 1);
         ptx::cp_async_4(entry_slot(slot, copy_tid_), Kv::table_entry(p, w.b, key));
@@ -394,7 +393,7 @@ class KvPipeline {
   }
   // Rows past the length get an in-page offset past it too: copy_row drops them.
   __device__ __forceinline__ void take_entries(const DecodeParams& p, int tile, int slot) {
-    if constexpr (sliced) {
+    if constexpr (kSlicedPages) {
 #pragma unroll
       for (int g = 0; g < kSlices; ++g) {
         next_pages_[g] = *entry_slot(slot, g);
@@ -443,7 +442,7 @@ class KvPipeline {
     if constexpr (!Kv::kHasLookup) {
 #pragma unroll
       for (int j = 0; j < kLoadsPerThread; ++j) copy_row(j, 0);
-    } else if constexpr (sliced) {
+    } else if constexpr (kSlicedPages) {
 #pragma unroll
       for (int g = 0; g < kSlices; ++g) {
         const long long slice_off =
@@ -486,7 +485,7 @@ class KvPipeline {
   // 11% less.
   __device__ __forceinline__ void read_ahead(const DecodeParams& p, const BlockWork& w,
                                              int from_stage, int known_tiles) {
-    if constexpr (sliced) {
+    if constexpr (kSlicedPages) {
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s)
         if (s >= from_stage && s < known_tiles)
@@ -500,7 +499,7 @@ class KvPipeline {
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < from_stage || s >= to_stage) continue;
       if (s < known_tiles) {
-        if constexpr (sliced) {
+        if constexpr (kSlicedPages) {
           if (s > 0 || !first_tile_early_) {
 #pragma unroll
             for (int g = 0; g < kSlices; ++g) {
@@ -521,7 +520,7 @@ class KvPipeline {
         if (s == 0)
           point_sources_at(block_run_tile<T>(w, 1));  // the run may lie apart from the first tile
       }
-      if (sliced && s + kStages - 1 < known_tiles)
+      if (kSlicedPages && s + kStages - 1 < known_tiles)
         fetch_entries(p, w, block_run_tile<T>(w, s + kStages - 1), s);
       ptx::cp_async_commit();
     }
