@@ -17,7 +17,9 @@ values quantised with one scale per tensor or per head (kv_scale), as mha-tune's
 Each peer is verified against an fp32 reference before timing (rel L2 < 2e-2; < 0.15 for XQA on
 an fp8 cache, which rounds q and the softmax weights to e4m3 too; a wrong peer is `incorrect`,
 never timed) and is timed with CUDA-graph replays over inputs rotated beyond 4x the L2, until the
-median is known to 0.5% (peerlib/timing.py). A problem a peer cannot compute is `not_supported`
+median is known to 0.5% (peerlib/timing.py); then its kernel time, the sum of the step's kernel
+intervals from CUPTI records through torch.profiler (peerlib/kernel_time.py), goes beside the step
+time in each row (kernel_time_us, kernels_per_step, kernel_time_method). A problem a peer cannot compute is `not_supported`
 with the reason; a peer package that does not import makes its rows `skipped`.
 Each peer runs in its own worker process, its problems ordered so that those sharing compiled
 kernels run back to back (a process per group paid the ~20 s start of torch and FlashInfer each
@@ -211,7 +213,8 @@ def run(args, problems, peers):
         nvidia_driver_version=info.get("nvidia_driver_version", ""))
     meta["peer_packages"] = {k: v.get("version", "unavailable") for k, v in info["packages"].items()}
     env = {"l2_bytes": info["l2_bytes"], "peak_gbps": info["peak_gbps"], "seed": args.seed,
-           "budget_s": args.time_budget, "target": args.target_error}
+           "budget_s": args.time_budget, "target": args.target_error,
+           "kernel_time": not args.no_kernel_time}
     cases, _ = plan(problems, peers, info["l2_bytes"])
     done = {(r["kernel"], r["problem"]["name"]) for r in rows}
     for peer in peers:
@@ -234,8 +237,9 @@ def run(args, problems, peers):
             rows += got
             for r in got:
                 print(f"  {r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
-                      f"{report.fmt_value(r['time']['median_us'], '.2f'):>9} us  {r['reason'][:120]}",
-                      flush=True)
+                      f"{report.fmt_value(r['time']['median_us'], '.2f'):>9} us "
+                      f"(kernels {report.fmt_value(r['kernel_time_us'], '.2f')} us)  "
+                      f"{r['reason'][:120]}", flush=True)
             print(f"  ({peer.name}: {len(runnable)} problem(s) in {time.time() - t0:.0f} s)", flush=True)
         report.write_report(path, report.make_report(meta, rows))  # nothing measured is lost
     report.write_report(path, report.make_report(meta, rows))
@@ -276,6 +280,8 @@ def main(argv=None):
     ap.add_argument("--target-error", type=float, default=0.005, help="median rel. std error (0.005)")
     ap.add_argument("--worker-timeout", type=float, default=600,
                     help="seconds a worker may take beyond 60 per problem (600: JIT builds)")
+    ap.add_argument("--no-kernel-time", action="store_true",
+                    help="skip the kernel-time pass (torch.profiler's CUPTI records) after timing")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows PREFIX.json already holds and time only the others")

@@ -21,7 +21,7 @@ import unittest
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "peers.py")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from peerlib import backends, report, suite, timing, worker  # noqa: E402
+from peerlib import backends, kernel_time, report, suite, timing, worker  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("peers", SCRIPT)
 peers = importlib.util.module_from_spec(spec)
@@ -30,7 +30,9 @@ spec.loader.exec_module(peers)
 # Keys exactly as src/reports/report_json.cpp writes them.
 ROW_KEYS = {"kernel", "traits", "problem", "partitions", "status", "reason", "time", "bytes",
             "achieved_gbps", "peak_fraction", "rel_l2_error", "max_abs_error", "sm_clock_mhz",
-            "throttled", "device"}
+            "throttled", "device",
+            # The peers' own: the kernel-time convention beside the step's (peerlib/kernel_time.py).
+            "kernel_time_us", "kernels_per_step", "kernel_time_method"}
 TRAIT_KEYS = {"dtype", "out_dtype", "kv_dtype", "soft_cap", "depth", "group", "kv", "mask",
               "has_sink", "bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k",
               "smem_bytes"}
@@ -452,12 +454,48 @@ class ReportTest(unittest.TestCase):
         self.assertEqual((rows[0]["traits"]["kv_dtype"], rows[0]["traits"]["soft_cap"],
                           rows[0]["problem"]["kv_scale"], rows[0]["problem"]["soft_cap"]),
                          ("bf16", False, "", 0.0))
+        self.assertEqual((rows[0]["kernel_time_us"], rows[0]["kernel_time_method"]), (0.0, ""))
+        k = {"kernel_us": 8.5, "kernels_per_step": 2.0, "method": "cupti via torch.profiler"}
+        timed = report.make_row("flashinfer_tc", ps[0], "passed", "x", t, 4400.0, kernel=k)
+        self.assertEqual((timed["kernel_time_us"], timed["kernels_per_step"],
+                          timed["kernel_time_method"]), (8.5, 2.0, "cupti via torch.profiler"))
+        # Only a timed row carries a kernel time.
+        self.assertEqual(report.make_row("torch_flex", ps[0], "failed", "x", kernel=k)
+                         ["kernel_time_us"], 0.0)
+        self.assertIn("kernel us", report.format_table([timed]))
         fp8 = report.make_row("flashinfer_xqa", problems("kv_dtype=e4m3,soft_cap=50,n=512")[0],
                               "passed", "x", t, 4400.0)
         self.assertEqual((fp8["traits"]["kv_dtype"], fp8["traits"]["soft_cap"],
                           fp8["problem"]["kv_dtype"], fp8["problem"]["kv_scale"],
                           fp8["problem"]["soft_cap"], fp8["bytes"]),
                          ("e4m3", True, "e4m3", "tensor", 50.0, 1064960.0))
+
+
+class KernelTimeTest(unittest.TestCase):
+    def test_summarize_counts_kernels_only(self):
+        events = [("flash_fwd_kernel", 6.0), ("combine", 1.5), ("Memcpy DtoD (Device -> Device)", 9.0),
+                  ("Memset (Device)", 2.0), ("flash_fwd_kernel", 6.5), ("combine", 2.0)]
+        got = kernel_time.summarize(events, steps=2)
+        self.assertEqual(got, {"kernel_us": 8.0, "kernels_per_step": 2.0})
+        self.assertIsNone(kernel_time.summarize([("Memset (Device)", 1.0)], steps=2))
+        self.assertIsNone(kernel_time.summarize([], steps=1))
+
+    def test_graph_first_then_stream_launches(self):
+        class FakeTorch:  # measure() is replaced: only the fallback order is under test
+            pass
+        calls = []
+
+        def fake_measure(torch, launch, steps, replays=kernel_time.REPLAYS):
+            calls.append(launch)
+            return None if launch == "graph" else {"kernel_us": 3.0, "kernels_per_step": 1.0}
+        real = kernel_time.measure
+        kernel_time.measure = fake_measure
+        try:
+            got = kernel_time.measure_step(FakeTorch, "graph", "stream", 8)
+        finally:
+            kernel_time.measure = real
+        self.assertEqual(calls, ["graph", "stream"])
+        self.assertEqual(got["method"], "cupti via torch.profiler, stream launches")
 
 
 STAND_IN_WORKER = r'''

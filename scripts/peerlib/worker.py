@@ -7,7 +7,7 @@ import json
 import math
 import sys
 
-from . import backends, report, timing
+from . import backends, kernel_time, report, timing
 from .suite import FP8_MAX, V_SIGMA_FACTOR, cache_bytes, is_fp8, kv_scales, kv_sigmas, page_table
 
 
@@ -119,15 +119,27 @@ def run_case(torch, peer, p, env):
     if not math.isfinite(rel) or rel >= tolerance:
         return report.make_row(peer.name, p, "incorrect", f"rel L2 {rel:.3g} >= {tolerance}; {note}",
                                rel_l2=rel, max_abs=max_abs)
+    graph = None
     try:
-        samples = timing.time_graph(torch, call, n_copies, env["budget_s"], env["target"])
+        graph, outs, steps = timing.capture_graph(torch, call, n_copies)
+        samples = timing.sample_graph(torch, graph, steps, env["budget_s"], env["target"])
     except Exception as e:  # some peers cannot be captured: time them like --timing stream
         torch.cuda.synchronize()
+        graph = None
         note += (f"; graph capture failed ({type(e).__name__}: {str(e).splitlines()[0][:160]}), "
                  "timed by stream launches")
         samples = timing.time_stream(torch, call, n_copies, env["budget_s"], env["target"])
+    kernel = None
+    if env.get("kernel_time", True):  # the second convention, never at the cost of the first
+        launch, steps = timing.stream_launcher(call, n_copies)
+        try:
+            kernel = kernel_time.measure_step(torch, graph.replay if graph else None, launch, steps)
+        except Exception as e:
+            torch.cuda.synchronize()
+            note += f"; kernel time unavailable ({type(e).__name__}: {str(e)[:120]})"
+    del graph
     return report.make_row(peer.name, p, "passed", note, timing.summarize_us(samples),
-                           env["peak_gbps"], rel, max_abs)
+                           env["peak_gbps"], rel, max_abs, kernel=kernel)
 
 
 def main(job_path):
