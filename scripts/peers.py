@@ -38,7 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mha_report  # noqa: E402
-from peerlib import backends, report, timing  # noqa: E402
+from peerlib import backends, flashinfer_sites, report, timing  # noqa: E402
 from peerlib.worker import copy_bytes  # noqa: E402
 from peerlib.suite import (UsageError, expand_all, group_key, parse_inline, problems_from_plan,
                            read_suite,  # noqa: E402
@@ -99,20 +99,23 @@ def worker_command(job_path):
     return [sys.executable, os.path.abspath(__file__), "--worker", job_path]
 
 
-def run_worker(peer, problems, env, timeout_s, workdir):
-    """Runs `problems` for `peer` in child processes until each has a row; returns the rows."""
+def run_worker(peer, problems, env, timeout_s, workdir, sites=None):
+    """Runs `problems` for `peer` in child processes until each has a row; returns the rows.
+    `sites`: the --flashinfer-site folders, which the worker registers to find its peer."""
     rows, pending, attempt = [], list(problems), 0
     while pending:
         attempt += 1
         journal = os.path.join(workdir, f"{peer.name}_{attempt}.jsonl")
         job = os.path.join(workdir, f"{peer.name}_{attempt}.job.json")
         with open(job, "w") as f:
-            json.dump({"peer": peer.name, "problems": pending, "env": env, "journal": journal}, f)
+            json.dump({"peer": peer.name, "problems": pending, "env": env, "journal": journal,
+                       "flashinfer_sites": sites or {}}, f)
         cmd = worker_command(job)
         err_path = job + ".stderr"
         with open(err_path, "w") as err:
             try:
-                proc = subprocess.run(cmd, stdout=err, stderr=err, timeout=timeout_s)
+                proc = subprocess.run(cmd, stdout=err, stderr=err, timeout=timeout_s,
+                                      env=flashinfer_sites.worker_env(peer))
                 rc, why = proc.returncode, ""
             except subprocess.TimeoutExpired:
                 rc, why = None, f"timed out after {timeout_s:.0f} s"
@@ -162,6 +165,21 @@ def probe(workdir):
         return json.load(f)
 
 
+def probe_site(workdir, tag, site):
+    """{version} or {error} of the FlashInfer in a --flashinfer-site folder, imported in a process
+    of its own with the folder first on PYTHONPATH, as its workers will."""
+    out = os.path.join(workdir, f"probe_{tag}.json")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--probe-flashinfer", out, site],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0 or not os.path.exists(out):
+        tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"error": f"probe exited with {r.returncode}: {tail[0][:300]}"}
+    with open(out) as f:
+        return json.load(f)
+
+
 def git_commit():
     if os.environ.get("MHA_GIT_COMMIT"):
         return os.environ["MHA_GIT_COMMIT"]
@@ -201,6 +219,8 @@ def run(args, problems, peers):
     if "error" in info:
         print(f"peers.py: {info['error']}", file=sys.stderr)
         return 3
+    for tag, site in args.sites.items():
+        info["packages"][flashinfer_sites.package(tag)] = probe_site(workdir, tag, site)
     print(f"{info['gpu_name']}: peak read {info['peak_gbps']:.0f} GB/s ({info['peak_method']}); "
           f"L2 {info['l2_bytes'] / 1e6:.1f} MB; torch {info['torch']}; " +
           "; ".join(f"{k} {v.get('version', 'unavailable: ' + v.get('error', ''))}"
@@ -212,6 +232,11 @@ def run(args, problems, peers):
         gpu_pci_bus_ids=info.get("pci_bus_id", ""),
         nvidia_driver_version=info.get("nvidia_driver_version", ""))
     meta["peer_packages"] = {k: v.get("version", "unavailable") for k, v in info["packages"].items()}
+    # Each peer's exact version (a package may be absent: its rows are then 'skipped').
+    meta["peer_versions"] = {"peer_" + q.name: info["packages"].get(q.package, {}).get(
+        "version", "unavailable") for q in peers}
+    if args.sites:
+        meta["flashinfer_sites"] = args.sites
     env = {"l2_bytes": info["l2_bytes"], "peak_gbps": info["peak_gbps"], "seed": args.seed,
            "budget_s": args.time_budget, "target": args.target_error,
            "kernel_time": not args.no_kernel_time}
@@ -233,7 +258,7 @@ def run(args, problems, peers):
         if runnable:
             t0 = time.time()
             timeout = args.worker_timeout + 60 * len(runnable)
-            got = run_worker(peer, ordered_by_kernels(runnable), env, timeout, workdir)
+            got = run_worker(peer, ordered_by_kernels(runnable), env, timeout, workdir, args.sites)
             rows += got
             for r in got:
                 print(f"  {r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
@@ -267,6 +292,9 @@ def main(argv=None):
     if argv[:1] == ["--probe"] and len(argv) == 2:
         from peerlib import worker
         return worker.probe(argv[1])
+    if argv[:1] == ["--probe-flashinfer"] and len(argv) == 3:
+        from peerlib import worker
+        return worker.probe_flashinfer(argv[1], argv[2])
     ap = argparse.ArgumentParser(description="Time serving engines' decode kernels like mha-tune.",
                                  epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="report prefix: writes PREFIX.json")
@@ -275,7 +303,11 @@ def main(argv=None):
                                        f"{DEFAULT_PROBLEMS})")
     ap.add_argument("--plan", help="the problems as `mha-tune sweep --dry-run --json` printed them "
                                    "(the binary's expansion: the peers time what the sweep times)")
-    ap.add_argument("--peers", default="all", help="all, or a list of: " + ", ".join(backends.SHORT))
+    ap.add_argument("--peers", default="all", help="all, or a list of: " + ", ".join(backends.SHORT)
+                    + " (and, per --flashinfer-site TAG, fi_..._TAG)")
+    ap.add_argument("--flashinfer-site", action="append", default=[], metavar="TAG=DIR",
+                    help="a FlashInfer of 0.7's API installed in DIR, timed beside the one on "
+                         "PYTHONPATH as peers NAME_TAG (repeatable; peerlib/flashinfer_sites.py)")
     ap.add_argument("--time-budget", type=float, default=0.5, help="seconds per point (0.5)")
     ap.add_argument("--target-error", type=float, default=0.005, help="median rel. std error (0.005)")
     ap.add_argument("--worker-timeout", type=float, default=600,
@@ -297,6 +329,8 @@ def main(argv=None):
             if args.problems or not args.suite:
                 specs += parse_inline(args.problems or DEFAULT_PROBLEMS)
             problems = expand_all(specs)
+        args.sites = flashinfer_sites.parse(args.flashinfer_site)
+        flashinfer_sites.register(args.sites)
         peers = backends.resolve(args.peers)
     except (UsageError, ValueError) as e:
         print(f"peers.py: {e}", file=sys.stderr)

@@ -21,7 +21,8 @@ import unittest
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "peers.py")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from peerlib import backends, kernel_time, report, suite, timing, worker  # noqa: E402
+from peerlib import (backends, fa3, flashinfer_sites, kernel_time, report, suite,  # noqa: E402
+                     timing, worker)
 
 spec = importlib.util.spec_from_file_location("peers", SCRIPT)
 peers = importlib.util.module_from_spec(spec)
@@ -386,6 +387,26 @@ class PeerTableTest(unittest.TestCase):
         self.assertIn("16-bit K/V cache", peers.common_why_not(problems("dtype=fp16,kv_dtype=bf16,n=8")[0]))
         self.assertIsNone(peers.common_why_not(problems("dtype=fp16,kv_dtype=e5m2,n=8")[0]))
 
+    def test_fa3_refusals(self):
+        self.assertIn("attention-sink", self.why("fa3", "kv=paged,sink=1,n=64"))
+        self.assertIn("e4m3 only", self.why("fa3", "kv=paged,kv_dtype=e5m2,n=64"))
+        for text in ("n=64", "kv=paged,page_size=16,lengths=3:9", "kv=paged,kv_dtype=e4m3,"
+                     "kv_scale=head,n=64", "mask=window,window=8,soft_cap=30,n=64"):
+            self.assertIsNone(self.why("fa3", text), text)
+        fp8 = problems("kv=paged,kv_dtype=e4m3,n=64")[0]
+        self.assertEqual(backends.PEERS["fa3"].tolerance(fp8), 0.15)
+        self.assertEqual(backends.PEERS["fa3"].layout(problems("n=64")[0]).page_size, 0)
+
+    def test_fa3_build_refusal_names_the_switch(self):
+        built = {"build_flags": {"FLASHATTENTION_DISABLE_HDIM256": True,
+                                 "FLASHATTENTION_DISABLE_FP8": True,
+                                 "FLASHATTENTION_DISABLE_HDIM128": False}}
+        why = lambda text: fa3.build_refusal(None, problems(text)[0], built)  # noqa: E731
+        self.assertIn("FLASHATTENTION_DISABLE_HDIM256", why("depth=256,n=64"))
+        self.assertIn("e4m3 cache", why("kv=paged,kv_dtype=e4m3,n=64"))
+        self.assertIsNone(why("depth=128,n=64,soft_cap=30"))
+        self.assertIsNone(fa3.build_refusal(None, problems("depth=256,n=64")[0], {}))
+
     def test_tolerances(self):
         """XQA's sm90 fp8 kernel rounds q and P to e4m3 too: a looser bound for it alone."""
         fp8, bf16 = problems("kv=paged,kv_dtype=e4m3,n=64")[0], problems("kv=paged,n=64")[0]
@@ -422,7 +443,7 @@ class PeerTableTest(unittest.TestCase):
         self.assertEqual(backends._fi_decode_workspace_bytes(llama, 132), 128 << 20)
 
     def test_resolve(self):
-        self.assertEqual(len(backends.resolve("all")), 8)
+        self.assertEqual(len(backends.resolve("all")), 10)
         self.assertEqual([p.name for p in backends.resolve("fi_tc, flash")],
                          ["flashinfer_tc", "torch_sdpa_flash"])
         self.assertEqual([p.name for p in backends.resolve("ours")], ["mha_tune"])
@@ -469,6 +490,73 @@ class ReportTest(unittest.TestCase):
                           fp8["problem"]["kv_dtype"], fp8["problem"]["kv_scale"],
                           fp8["problem"]["soft_cap"], fp8["bytes"]),
                          ("e4m3", True, "e4m3", "tensor", 50.0, 1064960.0))
+
+
+class FlashInferSitesTest(unittest.TestCase):
+    def setUp(self):
+        saved = dict(backends.PEERS), dict(backends.SHORT)
+
+        def restore():
+            backends.PEERS.clear(), backends.PEERS.update(saved[0])
+            backends.SHORT.clear(), backends.SHORT.update(saved[1])
+        self.addCleanup(restore)
+
+    def test_parse(self):
+        self.assertEqual(flashinfer_sites.parse(["v072=/tmp/fi"]), {"v072": "/tmp/fi"})
+        for bad in (["v072"], ["V072=/x"], ["v0.7=/x"], ["v072="], ["a=/x", "a=/y"]):
+            with self.assertRaises(ValueError, msg=bad):
+                flashinfer_sites.parse(bad)
+
+    def test_register_names_packages_and_0_7_api(self):
+        added = flashinfer_sites.register({"v072": "/tmp/fi072"})
+        self.assertEqual(sorted(p.name for p in added), [
+            "flashinfer_cudnn_v072", "flashinfer_fa2_v072", "flashinfer_tc_fa3_v072",
+            "flashinfer_tc_v072", "flashinfer_trtllm_v072", "flashinfer_xqa_v072"])
+        self.assertEqual(flashinfer_sites.register({"v072": "/tmp/fi072"}), [])  # idempotent
+        xqa = backends.PEERS["flashinfer_xqa_v072"]
+        self.assertEqual((xqa.package, xqa.site, xqa.api07), ("flashinfer@v072", "/tmp/fi072", True))
+        self.assertFalse(backends.PEERS["flashinfer_xqa"].api07)  # the original is untouched
+        self.assertEqual([p.name for p in backends.resolve("fi_xqa_v072,fi_tc_fa3_v072")],
+                         ["flashinfer_xqa_v072", "flashinfer_tc_fa3_v072"])
+        self.assertEqual(len(backends.resolve("all")), 16)
+        # 0.7's API takes sinks in the wrapper and a window, sinks and fp16 in cuDNN; 0.5.3's not.
+        sink, window = problems("kv=paged,sink=1,n=64")[0], problems("kv=paged,mask=window,n=64")[0]
+        fp16 = problems("dtype=fp16,kv=paged,n=64")[0]
+        for name in ("flashinfer_fa2", "flashinfer_tc", "flashinfer_cudnn"):
+            self.assertIsNotNone(backends.PEERS[name].why_not(sink), name)
+            self.assertIsNone(backends.PEERS[name + "_v072"].why_not(sink), name)
+        self.assertIsNone(backends.PEERS["flashinfer_cudnn_v072"].why_not(window))
+        self.assertIsNone(backends.PEERS["flashinfer_cudnn_v072"].why_not(fp16))
+        self.assertIn("dequantisation", backends.PEERS["flashinfer_cudnn_v072"].why_not(
+            problems("kv=paged,kv_dtype=e4m3,n=64")[0]))
+
+    def test_worker_env_puts_the_site_first(self):
+        flashinfer_sites.register({"v072": "/tmp/fi072"})
+        env = flashinfer_sites.worker_env(backends.PEERS["flashinfer_tc_v072"],
+                                          {"PYTHONPATH": "/tmp/site053", "X": "1"})
+        self.assertEqual(env["PYTHONPATH"], "/tmp/fi072" + os.pathsep + "/tmp/site053")
+        self.assertEqual(flashinfer_sites.worker_env(backends.PEERS["flashinfer_tc"],
+                                                     {"X": "1"}), {"X": "1"})
+
+    def test_probe_refuses_a_flashinfer_from_elsewhere(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            site, other = os.path.join(tmp, "site"), os.path.join(tmp, "other")
+            for d, version in ((site, "0.7.2.post1"), (other, "0.5.3")):
+                os.makedirs(os.path.join(d, "flashinfer"))
+                with open(os.path.join(d, "flashinfer", "__init__.py"), "w") as f:
+                    f.write(f"__version__ = {version!r}\n")
+            out = os.path.join(tmp, "probe.json")
+            for path, want in ((site, {"version": "0.7.2.post1"}), (other, None)):
+                r = subprocess.run([sys.executable, SCRIPT, "--probe-flashinfer", out, site],
+                                   env=dict(os.environ, PYTHONPATH=path), capture_output=True,
+                                   text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(out) as f:
+                    got = json.load(f)
+                if want:
+                    self.assertEqual(got, want)
+                else:
+                    self.assertIn("not from", got["error"])
 
 
 class KernelTimeTest(unittest.TestCase):
@@ -588,7 +676,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("llama3_8b_paged16_b1_n512", r.stdout)
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
-        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 8 peer\(s\): \d+ to time")
+        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 10 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
 
     def test_plan_excludes_the_other_sources(self):
