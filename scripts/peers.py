@@ -99,11 +99,17 @@ def worker_command(job_path):
     return [sys.executable, os.path.abspath(__file__), "--worker", job_path]
 
 
-def run_worker(peer, problems, env, timeout_s, workdir, sites=None):
+def run_worker(peer, problems, env, timeout_s, workdir, sites=None, deadline=None):
     """Runs `problems` for `peer` in child processes until each has a row; returns the rows.
-    `sites`: the --flashinfer-site folders, which the worker registers to find its peer."""
+    `sites`: the --flashinfer-site folders, which the worker registers to find its peer;
+    `deadline` (time.time()): past it, the problems left are 'skipped' and no process starts."""
     rows, pending, attempt = [], list(problems), 0
     while pending:
+        if deadline is not None and time.time() > deadline - 1:
+            rows += [report.make_row(peer.name, p, "skipped", out_of_time_reason()) for p in pending]
+            break
+        if deadline is not None:
+            timeout_s = max(1.0, min(timeout_s, deadline - time.time()))
         attempt += 1
         journal = os.path.join(workdir, f"{peer.name}_{attempt}.jsonl")
         job = os.path.join(workdir, f"{peer.name}_{attempt}.job.json")
@@ -154,6 +160,10 @@ def run_worker(peer, problems, env, timeout_s, workdir, sites=None):
     return rows
 
 
+def out_of_time_reason():
+    return "not run: the run's --stop-after time was spent before this problem"
+
+
 def probe(workdir):
     out = os.path.join(workdir, "probe.json")
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--probe", out],
@@ -202,13 +212,21 @@ def resumed_rows(path):
 
 
 def run(args, problems, peers):
-    rows, path = [], args.out + ".json"
+    started = time.time()
+    stop_after = getattr(args, "stop_after", 0)
+    deadline = started + stop_after if stop_after > 0 else None
+    rows, path, old_meta = [], args.out + ".json", {}
     if args.resume and os.path.exists(path):  # read first: a bad file fails before the GPU work
         try:
             rows = resumed_rows(path)
         except mha_report.ReportError as e:
             print(f"peers.py: {e}", file=sys.stderr)
             return 2
+        with open(path) as f:
+            old_meta = json.load(f).get("metadata", {})
+        # A 'skipped' row measured nothing (a package that did not import, time that ran out):
+        # it is timed again now.
+        rows = [r for r in rows if r["status"] != "skipped"]
         print(f"resuming {path}: {len(rows)} row(s) kept", flush=True)
     workdir = tempfile.mkdtemp(prefix="mha_peers_")
     try:
@@ -237,6 +255,9 @@ def run(args, problems, peers):
         "version", "unavailable") for q in peers}
     if args.sites:
         meta["flashinfer_sites"] = args.sites
+    for key in ("peer_packages", "peer_versions", "flashinfer_sites"):  # a resumed run's too
+        if isinstance(old_meta.get(key), dict):
+            meta[key] = dict(old_meta[key], **meta.get(key, {}))
     env = {"l2_bytes": info["l2_bytes"], "peak_gbps": info["peak_gbps"], "seed": args.seed,
            "budget_s": args.time_budget, "target": args.target_error,
            "kernel_time": not args.no_kernel_time}
@@ -258,7 +279,8 @@ def run(args, problems, peers):
         if runnable:
             t0 = time.time()
             timeout = args.worker_timeout + 60 * len(runnable)
-            got = run_worker(peer, ordered_by_kernels(runnable), env, timeout, workdir, args.sites)
+            got = run_worker(peer, ordered_by_kernels(runnable), env, timeout, workdir, args.sites,
+                             deadline)
             rows += got
             for r in got:
                 print(f"  {r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
@@ -316,7 +338,11 @@ def main(argv=None):
                     help="skip the kernel-time pass (torch.profiler's CUPTI records) after timing")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true",
-                    help="keep the rows PREFIX.json already holds and time only the others")
+                    help="keep the rows PREFIX.json already holds and time only the others "
+                         "(its 'skipped' rows are timed again)")
+    ap.add_argument("--stop-after", type=float, default=0, metavar="SECONDS",
+                    help="start no worker after this many seconds: the problems left are "
+                         "'skipped' with that reason (0: no limit); --resume times them later")
     ap.add_argument("--dry-run", action="store_true", help="print the plan; import no torch")
     args = ap.parse_args(argv)
     try:

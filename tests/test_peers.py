@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
@@ -634,6 +635,64 @@ class CrashIsolationTest(unittest.TestCase):
                                   "g_n14": "passed", "g_n15": "passed"})
         crashed = next(r for r in rows if r["problem"]["name"] == "g_n13")
         self.assertIn("SIGSEGV", crashed["reason"])
+
+
+class DeadlineTest(unittest.TestCase):
+    def test_past_the_deadline_nothing_starts_and_rows_say_why(self):
+        def no_worker(job):
+            raise AssertionError("a worker started after the deadline")
+        saved = peers.worker_command
+        peers.worker_command = no_worker
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                rows = peers.run_worker(backends.PEERS["flashinfer_xqa"],
+                                        problems("name=g,keys=11:12"), {}, 60, d,
+                                        deadline=time.time() - 5)
+        finally:
+            peers.worker_command = saved
+        self.assertEqual([r["status"] for r in rows], ["skipped", "skipped"])
+        self.assertIn("--stop-after", rows[0]["reason"])
+
+    def test_resume_times_skipped_rows_again_and_keeps_versions(self):
+        """A resumed run keeps measured rows, re-times 'skipped' ones, and merges the earlier
+        run's peer versions into its metadata."""
+        info = {"gpu_name": "H200", "sm_count": 132, "l2_bytes": 62914560, "peak_gbps": 4400.0,
+                "peak_method": "x", "torch": "2.11", "driver_version": "13.0",
+                "cuda_version": "13.0", "packages": {"flashinfer": {"version": "0.5.3"}}}
+        ps = problems("name=g,keys=11:12")
+        with tempfile.TemporaryDirectory() as d:
+            worker = os.path.join(d, "worker.py")
+            with open(worker, "w") as f:  # rows as make_row writes them
+                f.write(STAND_IN_WORKER.replace(
+                    '"kernel": "peer_" + job["peer"]}',
+                    '"kernel": "peer_" + job["peer"], "reason": "", "kernel_time_us": 0.0, '
+                    '"time": {"median_us": 1.0}, "achieved_gbps": 0.0, "peak_fraction": 0.0}'))
+            prefix = os.path.join(d, "peers")
+            old = report.make_metadata()
+            old["peer_versions"] = {"peer_fa3": "3.0.0"}
+            kept = report.make_row("flashinfer_xqa", ps[0], "passed", "kept", {
+                "median_us": 5.0, "min_us": 5.0, "mean_us": 5.0, "stdev_us": 0.0, "samples": 3})
+            redo = report.make_row("flashinfer_xqa", ps[1], "skipped", "out of time")
+            report.write_report(prefix + ".json", report.make_report(old, [kept, redo]))
+            saved = peers.probe, peers.worker_command
+            peers.probe = lambda workdir: dict(info)
+            peers.worker_command = lambda job: [sys.executable, worker, job]
+            args = argparse.Namespace(out=prefix, resume=True, sites={}, seed=1, time_budget=0.1,
+                                      target_error=0.005, no_kernel_time=True, worker_timeout=60,
+                                      stop_after=0, suite=None, plan=None)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    rc = peers.run(args, ps, [backends.PEERS["flashinfer_xqa"]])
+            finally:
+                peers.probe, peers.worker_command = saved
+            self.assertEqual(rc, 0)
+            with open(prefix + ".json") as f:
+                doc = json.load(f)
+        by_name = {r["problem"]["name"]: r for r in doc["rows"]}
+        self.assertEqual(by_name["g_n11"]["reason"], "kept")
+        self.assertEqual(by_name["g_n12"]["status"], "passed")  # the stand-in worker's row
+        self.assertEqual(doc["metadata"]["peer_versions"],
+                         {"peer_fa3": "3.0.0", "peer_flashinfer_xqa": "0.5.3"})
 
 
 class ResumeTest(unittest.TestCase):
