@@ -120,7 +120,7 @@ def run_case(torch, peer, p, env):
     if not math.isfinite(rel) or rel >= tolerance:
         return report.make_row(peer.name, p, "incorrect", f"rel L2 {rel:.3g} >= {tolerance}; {note}",
                                rel_l2=rel, max_abs=max_abs)
-    graph = None
+    graph = outs = None
     try:
         graph, outs, steps = timing.capture_graph(torch, call, n_copies)
         samples = timing.sample_graph(torch, graph, steps, env["budget_s"], env["target"])
@@ -138,7 +138,7 @@ def run_case(torch, peer, p, env):
         except Exception as e:
             torch.cuda.synchronize()
             note += f"; kernel time unavailable ({type(e).__name__}: {str(e)[:120]})"
-    del graph
+    del graph, outs
     return report.make_row(peer.name, p, "passed", note, timing.summarize_us(samples),
                            env["peak_gbps"], rel, max_abs, kernel=kernel)
 
