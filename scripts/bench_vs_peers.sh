@@ -5,7 +5,8 @@
 #   3. sweeps it (PREFIX_ours.json) and lets `mha-tune select` choose the defaults,
 #   4. times the peers on the same problems (the sweep's --dry-run --json plan, PREFIX_plan.json,
 #      read by scripts/peers.py --plan; PREFIX_peers.json), installing the
-#      FlashInfer wheels offline from .whl/ when it is there (scripts/peer_wheels.sh),
+#      FlashInfer wheels offline from .whl/ when it is there (scripts/peer_wheels.sh: 0.5.3, a
+#      second FlashInfer from .whl/v072/, a FlashAttention-3 build from .whl/fa3_build.tar.gz),
 #   5. prints scripts/side_by_side.py's table, also written to PREFIX_side_by_side.md.
 # Usage: scripts/bench_vs_peers.sh [PREFIX] [CONFIG]   (default: results/bench configs/serving.json)
 # Extra peers.py arguments: MHA_PEERS_ARGS="--peers fi_tc,fi_xqa".
@@ -29,7 +30,8 @@ source scripts/peer_wheels.sh install .whl
 # The peers take the sweep's own expansion of the suite (names, ranges, mixes): the same problems.
 "$build/mha-tune" sweep --config "$config" --dry-run --json > "${prefix}_plan.json"
 # shellcheck disable=SC2086  # word splitting of user-given arguments is intended
-python3 scripts/peers.py --plan "${prefix}_plan.json" --out "${prefix}_peers" ${MHA_PEERS_ARGS:-}
+python3 scripts/peers.py --plan "${prefix}_plan.json" --out "${prefix}_peers" \
+  ${MHA_FLASHINFER_SITE_ARGS:-} ${MHA_PEERS_ARGS:-}
 python3 scripts/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" "${prefix}_defaults.json" |
   tee "${prefix}_side_by_side.md"
 # A suite with uniform twins of its ragged batches (configs/ragged.json): what raggedness costs.

@@ -17,7 +17,9 @@ values quantised with one scale per tensor or per head (kv_scale), as mha-tune's
 Each peer is verified against an fp32 reference before timing (rel L2 < 2e-2; < 0.15 for XQA on
 an fp8 cache, which rounds q and the softmax weights to e4m3 too; a wrong peer is `incorrect`,
 never timed) and is timed with CUDA-graph replays over inputs rotated beyond 4x the L2, until the
-median is known to 0.5% (peerlib/timing.py). A problem a peer cannot compute is `not_supported`
+median is known to 0.5% (peerlib/timing.py); then its kernel time, the sum of the step's kernel
+intervals from CUPTI records through torch.profiler (peerlib/kernel_time.py), goes beside the step
+time in each row (kernel_time_us, kernels_per_step, kernel_time_method). A problem a peer cannot compute is `not_supported`
 with the reason; a peer package that does not import makes its rows `skipped`.
 Each peer runs in its own worker process, its problems ordered so that those sharing compiled
 kernels run back to back (a process per group paid the ~20 s start of torch and FlashInfer each
@@ -36,7 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mha_report  # noqa: E402
-from peerlib import backends, report, timing  # noqa: E402
+from peerlib import backends, flashinfer_sites, report, timing  # noqa: E402
 from peerlib.worker import copy_bytes  # noqa: E402
 from peerlib.suite import (UsageError, expand_all, group_key, parse_inline, problems_from_plan,
                            read_suite,  # noqa: E402
@@ -97,20 +99,29 @@ def worker_command(job_path):
     return [sys.executable, os.path.abspath(__file__), "--worker", job_path]
 
 
-def run_worker(peer, problems, env, timeout_s, workdir):
-    """Runs `problems` for `peer` in child processes until each has a row; returns the rows."""
+def run_worker(peer, problems, env, timeout_s, workdir, sites=None, deadline=None):
+    """Runs `problems` for `peer` in child processes until each has a row; returns the rows.
+    `sites`: the --flashinfer-site folders, which the worker registers to find its peer;
+    `deadline` (time.time()): past it, the problems left are 'skipped' and no process starts."""
     rows, pending, attempt = [], list(problems), 0
     while pending:
+        if deadline is not None and time.time() > deadline - 1:
+            rows += [report.make_row(peer.name, p, "skipped", out_of_time_reason()) for p in pending]
+            break
+        if deadline is not None:
+            timeout_s = max(1.0, min(timeout_s, deadline - time.time()))
         attempt += 1
         journal = os.path.join(workdir, f"{peer.name}_{attempt}.jsonl")
         job = os.path.join(workdir, f"{peer.name}_{attempt}.job.json")
         with open(job, "w") as f:
-            json.dump({"peer": peer.name, "problems": pending, "env": env, "journal": journal}, f)
+            json.dump({"peer": peer.name, "problems": pending, "env": env, "journal": journal,
+                       "flashinfer_sites": sites or {}}, f)
         cmd = worker_command(job)
         err_path = job + ".stderr"
         with open(err_path, "w") as err:
             try:
-                proc = subprocess.run(cmd, stdout=err, stderr=err, timeout=timeout_s)
+                proc = subprocess.run(cmd, stdout=err, stderr=err, timeout=timeout_s,
+                                      env=flashinfer_sites.worker_env(peer))
                 rc, why = proc.returncode, ""
             except subprocess.TimeoutExpired:
                 rc, why = None, f"timed out after {timeout_s:.0f} s"
@@ -149,6 +160,10 @@ def run_worker(peer, problems, env, timeout_s, workdir):
     return rows
 
 
+def out_of_time_reason():
+    return "not run: the run's --stop-after time was spent before this problem"
+
+
 def probe(workdir):
     out = os.path.join(workdir, "probe.json")
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--probe", out],
@@ -156,6 +171,21 @@ def probe(workdir):
     if r.returncode != 0 or not os.path.exists(out):
         tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"the GPU probe failed ({r.returncode}): {tail[0]}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def probe_site(workdir, tag, site):
+    """{version} or {error} of the FlashInfer in a --flashinfer-site folder, imported in a process
+    of its own with the folder first on PYTHONPATH, as its workers will."""
+    out = os.path.join(workdir, f"probe_{tag}.json")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--probe-flashinfer", out, site],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0 or not os.path.exists(out):
+        tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"error": f"probe exited with {r.returncode}: {tail[0][:300]}"}
     with open(out) as f:
         return json.load(f)
 
@@ -182,13 +212,21 @@ def resumed_rows(path):
 
 
 def run(args, problems, peers):
-    rows, path = [], args.out + ".json"
+    started = time.time()
+    stop_after = getattr(args, "stop_after", 0)
+    deadline = started + stop_after if stop_after > 0 else None
+    rows, path, old_meta = [], args.out + ".json", {}
     if args.resume and os.path.exists(path):  # read first: a bad file fails before the GPU work
         try:
             rows = resumed_rows(path)
         except mha_report.ReportError as e:
             print(f"peers.py: {e}", file=sys.stderr)
             return 2
+        with open(path) as f:
+            old_meta = json.load(f).get("metadata", {})
+        # A 'skipped' row measured nothing (a package that did not import, time that ran out):
+        # it is timed again now.
+        rows = [r for r in rows if r["status"] != "skipped"]
         print(f"resuming {path}: {len(rows)} row(s) kept", flush=True)
     workdir = tempfile.mkdtemp(prefix="mha_peers_")
     try:
@@ -199,6 +237,8 @@ def run(args, problems, peers):
     if "error" in info:
         print(f"peers.py: {info['error']}", file=sys.stderr)
         return 3
+    for tag, site in args.sites.items():
+        info["packages"][flashinfer_sites.package(tag)] = probe_site(workdir, tag, site)
     print(f"{info['gpu_name']}: peak read {info['peak_gbps']:.0f} GB/s ({info['peak_method']}); "
           f"L2 {info['l2_bytes'] / 1e6:.1f} MB; torch {info['torch']}; " +
           "; ".join(f"{k} {v.get('version', 'unavailable: ' + v.get('error', ''))}"
@@ -210,8 +250,17 @@ def run(args, problems, peers):
         gpu_pci_bus_ids=info.get("pci_bus_id", ""),
         nvidia_driver_version=info.get("nvidia_driver_version", ""))
     meta["peer_packages"] = {k: v.get("version", "unavailable") for k, v in info["packages"].items()}
+    # Each peer's exact version (a package may be absent: its rows are then 'skipped').
+    meta["peer_versions"] = {"peer_" + q.name: info["packages"].get(q.package, {}).get(
+        "version", "unavailable") for q in peers}
+    if args.sites:
+        meta["flashinfer_sites"] = args.sites
+    for key in ("peer_packages", "peer_versions", "flashinfer_sites"):  # a resumed run's too
+        if isinstance(old_meta.get(key), dict):
+            meta[key] = dict(old_meta[key], **meta.get(key, {}))
     env = {"l2_bytes": info["l2_bytes"], "peak_gbps": info["peak_gbps"], "seed": args.seed,
-           "budget_s": args.time_budget, "target": args.target_error}
+           "budget_s": args.time_budget, "target": args.target_error,
+           "kernel_time": not args.no_kernel_time}
     cases, _ = plan(problems, peers, info["l2_bytes"])
     done = {(r["kernel"], r["problem"]["name"]) for r in rows}
     for peer in peers:
@@ -230,12 +279,14 @@ def run(args, problems, peers):
         if runnable:
             t0 = time.time()
             timeout = args.worker_timeout + 60 * len(runnable)
-            got = run_worker(peer, ordered_by_kernels(runnable), env, timeout, workdir)
+            got = run_worker(peer, ordered_by_kernels(runnable), env, timeout, workdir, args.sites,
+                             deadline)
             rows += got
             for r in got:
                 print(f"  {r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
-                      f"{report.fmt_value(r['time']['median_us'], '.2f'):>9} us  {r['reason'][:120]}",
-                      flush=True)
+                      f"{report.fmt_value(r['time']['median_us'], '.2f'):>9} us "
+                      f"(kernels {report.fmt_value(r['kernel_time_us'], '.2f')} us)  "
+                      f"{r['reason'][:120]}", flush=True)
             print(f"  ({peer.name}: {len(runnable)} problem(s) in {time.time() - t0:.0f} s)", flush=True)
         report.write_report(path, report.make_report(meta, rows))  # nothing measured is lost
     report.write_report(path, report.make_report(meta, rows))
@@ -263,6 +314,9 @@ def main(argv=None):
     if argv[:1] == ["--probe"] and len(argv) == 2:
         from peerlib import worker
         return worker.probe(argv[1])
+    if argv[:1] == ["--probe-flashinfer"] and len(argv) == 3:
+        from peerlib import worker
+        return worker.probe_flashinfer(argv[1], argv[2])
     ap = argparse.ArgumentParser(description="Time serving engines' decode kernels like mha-tune.",
                                  epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="report prefix: writes PREFIX.json")
@@ -271,14 +325,24 @@ def main(argv=None):
                                        f"{DEFAULT_PROBLEMS})")
     ap.add_argument("--plan", help="the problems as `mha-tune sweep --dry-run --json` printed them "
                                    "(the binary's expansion: the peers time what the sweep times)")
-    ap.add_argument("--peers", default="all", help="all, or a list of: " + ", ".join(backends.SHORT))
+    ap.add_argument("--peers", default="all", help="all, or a list of: " + ", ".join(backends.SHORT)
+                    + " (and, per --flashinfer-site TAG, fi_..._TAG)")
+    ap.add_argument("--flashinfer-site", action="append", default=[], metavar="TAG=DIR",
+                    help="a FlashInfer of 0.7's API installed in DIR, timed beside the one on "
+                         "PYTHONPATH as peers NAME_TAG (repeatable; peerlib/flashinfer_sites.py)")
     ap.add_argument("--time-budget", type=float, default=0.5, help="seconds per point (0.5)")
     ap.add_argument("--target-error", type=float, default=0.005, help="median rel. std error (0.005)")
     ap.add_argument("--worker-timeout", type=float, default=600,
                     help="seconds a worker may take beyond 60 per problem (600: JIT builds)")
+    ap.add_argument("--no-kernel-time", action="store_true",
+                    help="skip the kernel-time pass (torch.profiler's CUPTI records) after timing")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true",
-                    help="keep the rows PREFIX.json already holds and time only the others")
+                    help="keep the rows PREFIX.json already holds and time only the others "
+                         "(its 'skipped' rows are timed again)")
+    ap.add_argument("--stop-after", type=float, default=0, metavar="SECONDS",
+                    help="start no worker after this many seconds: the problems left are "
+                         "'skipped' with that reason (0: no limit); --resume times them later")
     ap.add_argument("--dry-run", action="store_true", help="print the plan; import no torch")
     args = ap.parse_args(argv)
     try:
@@ -291,6 +355,8 @@ def main(argv=None):
             if args.problems or not args.suite:
                 specs += parse_inline(args.problems or DEFAULT_PROBLEMS)
             problems = expand_all(specs)
+        args.sites = flashinfer_sites.parse(args.flashinfer_site)
+        flashinfer_sites.register(args.sites)
         peers = backends.resolve(args.peers)
     except (UsageError, ValueError) as e:
         print(f"peers.py: {e}", file=sys.stderr)

@@ -3,7 +3,11 @@
 `mha-tune select` chose for the problem's bucket), the best configuration the sweep measured,
 every peer of scripts/peers.py, the floor (the step's bytes over the peak read bandwidth measured
 in the same run), the measured read floor where the sweep timed one (`floor_us`: a plain read of
-the same visible K/V bytes, launched like a step) and best peer / default (> 1: ours is faster). Rows join on the
+the same visible K/V bytes, launched like a step) and best peer / default (> 1: ours is faster),
+all in step time (graph replay). Then the kernel-time convention (the sum of a step's kernel
+intervals, leaving out launch gaps): ours (the sweep's default row where it carries
+kernel_time_us, else mha-tune's PyTorch op timed as a peer, `--peers ours`), the best peer's
+and their ratio. mha-tune's op (peer_mha_tune) is a column, never the best peer. Rows join on the
 problem name, so the sweep and the peers must have run the same suite.
 
 Usage: scripts/side_by_side.py OURS.json PEERS.json DEFAULTS.json
@@ -21,9 +25,28 @@ from mha_report import (ReportError, geomean, is_ragged, split_label,  # noqa: E
 
 SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
          "peer_flashinfer_xqa": "FI xqa", "peer_flashinfer_cudnn": "FI cuDNN",
+         "peer_flashinfer_tc_fa3": "FI tc fa3", "peer_flashinfer_trtllm": "FI trtllm",
          "peer_torch_sdpa_flash": "SDPA FA2", "peer_torch_sdpa_cudnn": "SDPA cuDNN",
-         "peer_torch_flex": "Flex"}
+         "peer_torch_flex": "Flex", "peer_fa3": "FA3", "peer_fa3_best_split": "FA3 best split",
+         "peer_mha_tune": "ours (op)"}
 STATUS = {"not_supported": "n/s", "failed": "fail", "incorrect": "wrong", "skipped": "skip"}
+# mha-tune's own PyTorch op, timed by the peers' harness: a column, never the best peer.
+OURS_OP = "peer_mha_tune"
+
+
+def short(kernel):
+    """The column name; a FlashInfer peer of a second version (peer_flashinfer_xqa_v072) is its
+    base name with the version tag after it (FI xqa v072)."""
+    if kernel in SHORT:
+        return SHORT[kernel]
+    base = max((k for k in SHORT if kernel.startswith(k + "_")), key=len, default=None)
+    return f"{SHORT[base]} {kernel[len(base) + 1:]}" if base else kernel
+
+
+def kernel_us(row):
+    """The row's kernel time (the sum of its kernel intervals per step), or None if not measured."""
+    v = row.get("kernel_time_us", 0) if row and row.get("status") == "passed" else 0
+    return v if isinstance(v, (int, float)) and v > 0 else None
 
 
 def default_choice(defaults, problem):
@@ -71,16 +94,20 @@ def build_table(ours, peers, defaults):
         f"({', '.join(f'{k} {v}' for k, v in peers['metadata'].get('peer_packages', {}).items())})",
         "",
         "| problem | cache | default µs (P) | best µs (P) | "
-        + " | ".join(SHORT.get(n, n) for n in peer_names)
-        + " | floor µs | read µs | best peer | best peer / default |",
-        "|---|---|---:|---:|" + "---:|" * len(peer_names) + "---:|---:|---|---:|"]
-    ratios, by_category, by_batch, misses = [], {}, {}, []
+        + " | ".join(short(n) for n in peer_names)
+        + " | floor µs | read µs | best peer | best peer / default | ours kernel µs "
+        "| best peer kernel µs | kernel: best peer / ours |",
+        "|---|---|---:|---:|" + "---:|" * len(peer_names) + "---:|---:|---|---:|---:|---:|---:|"]
+    ratios, by_category, by_batch, misses, kernel_ratios = [], {}, {}, [], []
     for name in order:
         prob = problems[name]
         choice = default_choice(defaults, prob)
         d = points.get((name, *choice)) if choice else None
         cells = peer_cells.get(name, {})
-        timed = {k: r["time"]["median_us"] for k, r in cells.items() if r["status"] == "passed"}
+        timed = {k: r["time"]["median_us"] for k, r in cells.items()
+                 if r["status"] == "passed" and k != OURS_OP}
+        kernel_timed = {k: kernel_us(r) for k, r in cells.items() if kernel_us(r) and k != OURS_OP}
+        ours_kernel = kernel_us(d) or kernel_us(cells.get(OURS_OP))
         floor_text = f"{floor_bytes[name] / (peak * 1e3):.2f}" if peak and name in floor_bytes else "—"
         peer_text = []
         for n in peer_names:
@@ -90,7 +117,7 @@ def build_table(ours, peers, defaults):
         ratio_text, best_peer_text = "", ""
         if timed:
             bp = min(timed, key=timed.get)
-            best_peer_text = SHORT.get(bp, bp)
+            best_peer_text = short(bp)
             if d:
                 ratio = timed[bp] / d["time"]["median_us"]
                 ratios.append(ratio)
@@ -101,12 +128,22 @@ def build_table(ours, peers, defaults):
                     misses.append(f"{name}: default {d['time']['median_us']:.2f} µs, "
                                   f"{best_peer_text} {timed[bp]:.2f} µs "
                                   f"({100 * (d['time']['median_us'] / timed[bp] - 1):.1f}% slower)")
+        kernel_text = ["—", "—", ""]
+        if ours_kernel:
+            kernel_text[0] = f"{ours_kernel:.2f}"
+        if kernel_timed:
+            kp = min(kernel_timed, key=kernel_timed.get)
+            kernel_text[1] = f"{kernel_timed[kp]:.2f} ({short(kp)})"
+            if ours_kernel:
+                kernel_ratios.append(kernel_timed[kp] / ours_kernel)
+                kernel_text[2] = f"{kernel_ratios[-1]:.2f}"
         dtext = f"{d['time']['median_us']:.2f} ({split_label(d)})" if d else "—"
         read_text = f"{read_floor[name]:.2f}" if name in read_floor else "—"
         btext = (f"{best[name]['time']['median_us']:.2f} ({split_label(best[name])})"
                  if name in best else "—")
         lines.append(f"| {name} | {category(prob)} | {dtext} | {btext} | " + " | ".join(peer_text)
-                     + f" | {floor_text} | {read_text} | {best_peer_text} | {ratio_text} |")
+                     + f" | {floor_text} | {read_text} | {best_peer_text} | {ratio_text} | "
+                     + " | ".join(kernel_text) + " |")
     if not ratios:
         raise LookupError("no problem has both a tuned default and a timed peer: were the sweep and "
                           "the peers run on the same suite?")
@@ -119,6 +156,13 @@ def build_table(ours, peers, defaults):
         for batch, v in sorted(by_batch.items()):
             lines.append(f"- batch {batch}: {geomean(v):.3f} over {len(v)} "
                          f"(min {min(v):.2f}, max {max(v):.2f})")
+    if kernel_ratios:
+        lines.append(f"- kernel time (sum of kernel intervals per step), best peer / ours: "
+                     f"{geomean(kernel_ratios):.3f} over {len(kernel_ratios)} "
+                     f"(min {min(kernel_ratios):.2f}, max {max(kernel_ratios):.2f})")
+    else:
+        lines.append("- kernel time: not measured on both sides (no kernel_time_us in ours and "
+                     "no timed peer_mha_tune row)")
     lines.append(f"\nProblems where the default is more than 2% slower than the best peer: {len(misses)}")
     lines += [f"- {m}" for m in misses]
     lines.append("\nfloor: the step's bytes without partials (a P-1 or cluster split's) over the peak read "

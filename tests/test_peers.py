@@ -16,12 +16,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "peers.py")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from peerlib import backends, report, suite, timing, worker  # noqa: E402
+from peerlib import (backends, fa3, flashinfer_sites, kernel_time, report, suite,  # noqa: E402
+                     timing, worker)
 
 spec = importlib.util.spec_from_file_location("peers", SCRIPT)
 peers = importlib.util.module_from_spec(spec)
@@ -30,7 +32,9 @@ spec.loader.exec_module(peers)
 # Keys exactly as src/reports/report_json.cpp writes them.
 ROW_KEYS = {"kernel", "traits", "problem", "partitions", "status", "reason", "time", "bytes",
             "achieved_gbps", "peak_fraction", "rel_l2_error", "max_abs_error", "sm_clock_mhz",
-            "throttled", "device"}
+            "throttled", "device",
+            # The peers' own: the kernel-time convention beside the step's (peerlib/kernel_time.py).
+            "kernel_time_us", "kernels_per_step", "kernel_time_method"}
 TRAIT_KEYS = {"dtype", "out_dtype", "kv_dtype", "soft_cap", "depth", "group", "kv", "mask",
               "has_sink", "bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k",
               "smem_bytes"}
@@ -384,6 +388,26 @@ class PeerTableTest(unittest.TestCase):
         self.assertIn("16-bit K/V cache", peers.common_why_not(problems("dtype=fp16,kv_dtype=bf16,n=8")[0]))
         self.assertIsNone(peers.common_why_not(problems("dtype=fp16,kv_dtype=e5m2,n=8")[0]))
 
+    def test_fa3_refusals(self):
+        self.assertIn("attention-sink", self.why("fa3", "kv=paged,sink=1,n=64"))
+        self.assertIn("e4m3 only", self.why("fa3", "kv=paged,kv_dtype=e5m2,n=64"))
+        for text in ("n=64", "kv=paged,page_size=16,lengths=3:9", "kv=paged,kv_dtype=e4m3,"
+                     "kv_scale=head,n=64", "mask=window,window=8,soft_cap=30,n=64"):
+            self.assertIsNone(self.why("fa3", text), text)
+        fp8 = problems("kv=paged,kv_dtype=e4m3,n=64")[0]
+        self.assertEqual(backends.PEERS["fa3"].tolerance(fp8), 0.15)
+        self.assertEqual(backends.PEERS["fa3"].layout(problems("n=64")[0]).page_size, 0)
+
+    def test_fa3_build_refusal_names_the_switch(self):
+        built = {"build_flags": {"FLASHATTENTION_DISABLE_HDIM256": True,
+                                 "FLASHATTENTION_DISABLE_FP8": True,
+                                 "FLASHATTENTION_DISABLE_HDIM128": False}}
+        why = lambda text: fa3.build_refusal(None, problems(text)[0], built)  # noqa: E731
+        self.assertIn("FLASHATTENTION_DISABLE_HDIM256", why("depth=256,n=64"))
+        self.assertIn("e4m3 cache", why("kv=paged,kv_dtype=e4m3,n=64"))
+        self.assertIsNone(why("depth=128,n=64,soft_cap=30"))
+        self.assertIsNone(fa3.build_refusal(None, problems("depth=256,n=64")[0], {}))
+
     def test_tolerances(self):
         """XQA's sm90 fp8 kernel rounds q and P to e4m3 too: a looser bound for it alone."""
         fp8, bf16 = problems("kv=paged,kv_dtype=e4m3,n=64")[0], problems("kv=paged,n=64")[0]
@@ -420,7 +444,7 @@ class PeerTableTest(unittest.TestCase):
         self.assertEqual(backends._fi_decode_workspace_bytes(llama, 132), 128 << 20)
 
     def test_resolve(self):
-        self.assertEqual(len(backends.resolve("all")), 8)
+        self.assertEqual(len(backends.resolve("all")), 10)
         self.assertEqual([p.name for p in backends.resolve("fi_tc, flash")],
                          ["flashinfer_tc", "torch_sdpa_flash"])
         self.assertEqual([p.name for p in backends.resolve("ours")], ["mha_tune"])
@@ -452,12 +476,115 @@ class ReportTest(unittest.TestCase):
         self.assertEqual((rows[0]["traits"]["kv_dtype"], rows[0]["traits"]["soft_cap"],
                           rows[0]["problem"]["kv_scale"], rows[0]["problem"]["soft_cap"]),
                          ("bf16", False, "", 0.0))
+        self.assertEqual((rows[0]["kernel_time_us"], rows[0]["kernel_time_method"]), (0.0, ""))
+        k = {"kernel_us": 8.5, "kernels_per_step": 2.0, "method": "cupti via torch.profiler"}
+        timed = report.make_row("flashinfer_tc", ps[0], "passed", "x", t, 4400.0, kernel=k)
+        self.assertEqual((timed["kernel_time_us"], timed["kernels_per_step"],
+                          timed["kernel_time_method"]), (8.5, 2.0, "cupti via torch.profiler"))
+        # Only a timed row carries a kernel time.
+        self.assertEqual(report.make_row("torch_flex", ps[0], "failed", "x", kernel=k)
+                         ["kernel_time_us"], 0.0)
+        self.assertIn("kernel us", report.format_table([timed]))
         fp8 = report.make_row("flashinfer_xqa", problems("kv_dtype=e4m3,soft_cap=50,n=512")[0],
                               "passed", "x", t, 4400.0)
         self.assertEqual((fp8["traits"]["kv_dtype"], fp8["traits"]["soft_cap"],
                           fp8["problem"]["kv_dtype"], fp8["problem"]["kv_scale"],
                           fp8["problem"]["soft_cap"], fp8["bytes"]),
                          ("e4m3", True, "e4m3", "tensor", 50.0, 1064960.0))
+
+
+class FlashInferSitesTest(unittest.TestCase):
+    def setUp(self):
+        saved = dict(backends.PEERS), dict(backends.SHORT)
+
+        def restore():
+            backends.PEERS.clear(), backends.PEERS.update(saved[0])
+            backends.SHORT.clear(), backends.SHORT.update(saved[1])
+        self.addCleanup(restore)
+
+    def test_parse(self):
+        self.assertEqual(flashinfer_sites.parse(["v072=/tmp/fi"]), {"v072": "/tmp/fi"})
+        for bad in (["v072"], ["V072=/x"], ["v0.7=/x"], ["v072="], ["a=/x", "a=/y"]):
+            with self.assertRaises(ValueError, msg=bad):
+                flashinfer_sites.parse(bad)
+
+    def test_register_names_packages_and_0_7_api(self):
+        added = flashinfer_sites.register({"v072": "/tmp/fi072"})
+        self.assertEqual(sorted(p.name for p in added), [
+            "flashinfer_cudnn_v072", "flashinfer_fa2_v072", "flashinfer_tc_fa3_v072",
+            "flashinfer_tc_v072", "flashinfer_trtllm_v072", "flashinfer_xqa_v072"])
+        self.assertEqual(flashinfer_sites.register({"v072": "/tmp/fi072"}), [])  # idempotent
+        xqa = backends.PEERS["flashinfer_xqa_v072"]
+        self.assertEqual((xqa.package, xqa.site, xqa.api07), ("flashinfer@v072", "/tmp/fi072", True))
+        self.assertFalse(backends.PEERS["flashinfer_xqa"].api07)  # the original is untouched
+        self.assertEqual([p.name for p in backends.resolve("fi_xqa_v072,fi_tc_fa3_v072")],
+                         ["flashinfer_xqa_v072", "flashinfer_tc_fa3_v072"])
+        self.assertEqual(len(backends.resolve("all")), 16)
+        # 0.7's API takes sinks in the wrapper and a window, sinks and fp16 in cuDNN; 0.5.3's not.
+        sink, window = problems("kv=paged,sink=1,n=64")[0], problems("kv=paged,mask=window,n=64")[0]
+        fp16 = problems("dtype=fp16,kv=paged,n=64")[0]
+        for name in ("flashinfer_fa2", "flashinfer_tc", "flashinfer_cudnn"):
+            self.assertIsNotNone(backends.PEERS[name].why_not(sink), name)
+            self.assertIsNone(backends.PEERS[name + "_v072"].why_not(sink), name)
+        self.assertIsNone(backends.PEERS["flashinfer_cudnn_v072"].why_not(window))
+        self.assertIsNone(backends.PEERS["flashinfer_cudnn_v072"].why_not(fp16))
+        self.assertIn("dequantisation", backends.PEERS["flashinfer_cudnn_v072"].why_not(
+            problems("kv=paged,kv_dtype=e4m3,n=64")[0]))
+
+    def test_worker_env_puts_the_site_first(self):
+        flashinfer_sites.register({"v072": "/tmp/fi072"})
+        env = flashinfer_sites.worker_env(backends.PEERS["flashinfer_tc_v072"],
+                                          {"PYTHONPATH": "/tmp/site053", "X": "1"})
+        self.assertEqual(env["PYTHONPATH"], "/tmp/fi072" + os.pathsep + "/tmp/site053")
+        self.assertEqual(flashinfer_sites.worker_env(backends.PEERS["flashinfer_tc"],
+                                                     {"X": "1"}), {"X": "1"})
+
+    def test_probe_refuses_a_flashinfer_from_elsewhere(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            site, other = os.path.join(tmp, "site"), os.path.join(tmp, "other")
+            for d, version in ((site, "0.7.2.post1"), (other, "0.5.3")):
+                os.makedirs(os.path.join(d, "flashinfer"))
+                with open(os.path.join(d, "flashinfer", "__init__.py"), "w") as f:
+                    f.write(f"__version__ = {version!r}\n")
+            out = os.path.join(tmp, "probe.json")
+            for path, want in ((site, {"version": "0.7.2.post1"}), (other, None)):
+                r = subprocess.run([sys.executable, SCRIPT, "--probe-flashinfer", out, site],
+                                   env=dict(os.environ, PYTHONPATH=path), capture_output=True,
+                                   text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(out) as f:
+                    got = json.load(f)
+                if want:
+                    self.assertEqual(got, want)
+                else:
+                    self.assertIn("not from", got["error"])
+
+
+class KernelTimeTest(unittest.TestCase):
+    def test_summarize_counts_kernels_only(self):
+        events = [("flash_fwd_kernel", 6.0), ("combine", 1.5), ("Memcpy DtoD (Device -> Device)", 9.0),
+                  ("Memset (Device)", 2.0), ("flash_fwd_kernel", 6.5), ("combine", 2.0)]
+        got = kernel_time.summarize(events, steps=2)
+        self.assertEqual(got, {"kernel_us": 8.0, "kernels_per_step": 2.0})
+        self.assertIsNone(kernel_time.summarize([("Memset (Device)", 1.0)], steps=2))
+        self.assertIsNone(kernel_time.summarize([], steps=1))
+
+    def test_graph_first_then_stream_launches(self):
+        class FakeTorch:  # measure() is replaced: only the fallback order is under test
+            pass
+        calls = []
+
+        def fake_measure(torch, launch, steps, replays=kernel_time.REPLAYS):
+            calls.append(launch)
+            return None if launch == "graph" else {"kernel_us": 3.0, "kernels_per_step": 1.0}
+        real = kernel_time.measure
+        kernel_time.measure = fake_measure
+        try:
+            got = kernel_time.measure_step(FakeTorch, "graph", "stream", 8)
+        finally:
+            kernel_time.measure = real
+        self.assertEqual(calls, ["graph", "stream"])
+        self.assertEqual(got["method"], "cupti via torch.profiler, stream launches")
 
 
 STAND_IN_WORKER = r'''
@@ -510,6 +637,64 @@ class CrashIsolationTest(unittest.TestCase):
         self.assertIn("SIGSEGV", crashed["reason"])
 
 
+class DeadlineTest(unittest.TestCase):
+    def test_past_the_deadline_nothing_starts_and_rows_say_why(self):
+        def no_worker(job):
+            raise AssertionError("a worker started after the deadline")
+        saved = peers.worker_command
+        peers.worker_command = no_worker
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                rows = peers.run_worker(backends.PEERS["flashinfer_xqa"],
+                                        problems("name=g,keys=11:12"), {}, 60, d,
+                                        deadline=time.time() - 5)
+        finally:
+            peers.worker_command = saved
+        self.assertEqual([r["status"] for r in rows], ["skipped", "skipped"])
+        self.assertIn("--stop-after", rows[0]["reason"])
+
+    def test_resume_times_skipped_rows_again_and_keeps_versions(self):
+        """A resumed run keeps measured rows, re-times 'skipped' ones, and merges the earlier
+        run's peer versions into its metadata."""
+        info = {"gpu_name": "H200", "sm_count": 132, "l2_bytes": 62914560, "peak_gbps": 4400.0,
+                "peak_method": "x", "torch": "2.11", "driver_version": "13.0",
+                "cuda_version": "13.0", "packages": {"flashinfer": {"version": "0.5.3"}}}
+        ps = problems("name=g,keys=11:12")
+        with tempfile.TemporaryDirectory() as d:
+            worker = os.path.join(d, "worker.py")
+            with open(worker, "w") as f:  # rows as make_row writes them
+                f.write(STAND_IN_WORKER.replace(
+                    '"kernel": "peer_" + job["peer"]}',
+                    '"kernel": "peer_" + job["peer"], "reason": "", "kernel_time_us": 0.0, '
+                    '"time": {"median_us": 1.0}, "achieved_gbps": 0.0, "peak_fraction": 0.0}'))
+            prefix = os.path.join(d, "peers")
+            old = report.make_metadata()
+            old["peer_versions"] = {"peer_fa3": "3.0.0"}
+            kept = report.make_row("flashinfer_xqa", ps[0], "passed", "kept", {
+                "median_us": 5.0, "min_us": 5.0, "mean_us": 5.0, "stdev_us": 0.0, "samples": 3})
+            redo = report.make_row("flashinfer_xqa", ps[1], "skipped", "out of time")
+            report.write_report(prefix + ".json", report.make_report(old, [kept, redo]))
+            saved = peers.probe, peers.worker_command
+            peers.probe = lambda workdir: dict(info)
+            peers.worker_command = lambda job: [sys.executable, worker, job]
+            args = argparse.Namespace(out=prefix, resume=True, sites={}, seed=1, time_budget=0.1,
+                                      target_error=0.005, no_kernel_time=True, worker_timeout=60,
+                                      stop_after=0, suite=None, plan=None)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    rc = peers.run(args, ps, [backends.PEERS["flashinfer_xqa"]])
+            finally:
+                peers.probe, peers.worker_command = saved
+            self.assertEqual(rc, 0)
+            with open(prefix + ".json") as f:
+                doc = json.load(f)
+        by_name = {r["problem"]["name"]: r for r in doc["rows"]}
+        self.assertEqual(by_name["g_n11"]["reason"], "kept")
+        self.assertEqual(by_name["g_n12"]["status"], "passed")  # the stand-in worker's row
+        self.assertEqual(doc["metadata"]["peer_versions"],
+                         {"peer_fa3": "3.0.0", "peer_flashinfer_xqa": "0.5.3"})
+
+
 class ResumeTest(unittest.TestCase):
     def test_resume_reads_own_report_before_the_gpu(self):
         """--resume keeps the rows of peers.py's own report; a file it cannot use (not JSON,
@@ -550,7 +735,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("llama3_8b_paged16_b1_n512", r.stdout)
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
-        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 8 peer\(s\): \d+ to time")
+        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 10 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
 
     def test_plan_excludes_the_other_sources(self):

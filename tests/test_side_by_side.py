@@ -66,10 +66,36 @@ class SideBySideTest(unittest.TestCase):
         cells = [c.strip() for c in line.strip("|").split("|")]
         # problem, cache, default (select's decode_a at P=4), best (decode_b), FI xqa, SDPA FA2,
         # floor (P=1 bytes / peak), measured read floor, best peer, ratio = 10 / 8
+        # then no kernel times: ours, best peer's, their ratio
         self.assertEqual(cells, ["p_n1024", "uniform, paged16", "8.00 (4)", "7.00 (4)", "10.00",
-                                 "n/s", "1.00", "3.50", "FI xqa", "1.25"])
+                                 "n/s", "1.00", "3.50", "FI xqa", "1.25", "—", "—", ""])
+        self.assertIn("kernel time: not measured on both sides", r.stdout)
         self.assertIn("**1.250**", r.stdout)
         self.assertIn("more than 2% slower than the best peer: 0", r.stdout)
+
+    def test_kernel_time_ratio_and_our_op_is_never_the_best_peer(self):
+        peers = copy.deepcopy(PEERS)
+        peers["rows"][0]["kernel_time_us"] = 9.0
+        ours_op = row("peer_mha_tune", 1, 5.0)   # faster than every peer: still not "best peer"
+        ours_op["kernel_time_us"] = 6.0
+        fi072 = row("peer_flashinfer_xqa_v072", 1, 11.0)
+        fi072["kernel_time_us"] = 7.5
+        peers["rows"] += [ours_op, fi072]
+        r = self.run_script(OURS, peers, DEFAULTS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        header = next(l for l in r.stdout.splitlines() if l.startswith("| problem"))
+        self.assertIn("| ours (op) | FI xqa v072 |", header)
+        line = next(l for l in r.stdout.splitlines() if l.startswith("| p_n1024"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        # step: best peer FI xqa 10 / default 8; kernel: FI xqa v072's 7.5 / our op's 6.0
+        self.assertEqual(cells[-5:], ["FI xqa", "1.25", "6.00", "7.50 (FI xqa v072)", "1.25"])
+        self.assertIn("best peer / ours: 1.250 over 1", r.stdout)
+        # The sweep's own kernel time, where its row has one, is preferred to the op's.
+        ours = copy.deepcopy(OURS)
+        ours["rows"][1]["kernel_time_us"] = 7.5   # decode_a at P=4, the default
+        line = next(l for l in self.run_script(ours, peers, DEFAULTS).stdout.splitlines()
+                    if l.startswith("| p_n1024"))
+        self.assertTrue(line.rstrip().endswith("| 7.50 | 7.50 (FI xqa v072) | 1.00 |"), line)
 
     def test_floor_from_a_cluster_split_when_p1_was_not_swept(self):
         # Pages of 128 swept from P 16 up printed a floor of "nan"; a cluster split writes

@@ -36,6 +36,7 @@ def problem_layout(p):
 class Peer:
     name = ""           # the report's kernel name is "peer_" + name
     package = "torch"   # what must be importable
+    site = ""           # a folder put first on the worker's PYTHONPATH (a second FlashInfer)
 
     def layout(self, p):
         return problem_layout(p)
@@ -200,8 +201,10 @@ class FlashInferPagedPeer(Peer):
     """FlashInfer's paged APIs split a sequence's keys at page granularity, so one page per
     sequence would run a batch-1 step on a handful of blocks (measured on the H200: 197 us at 2,048
     keys against 34 us with pages). A contiguous problem is given their densest fast layout
-    instead: the cache as one pool of 128-key pages in order."""
+    instead: the cache as one pool of 128-key pages in order. `api07`: the peer runs a FlashInfer
+    of 0.7's API (peerlib/flashinfer_sites.py), whose decode paths take more than 0.5.3's."""
     package = "flashinfer"
+    api07 = False
 
     def layout(self, p):
         return Layout(128, False) if not is_paged(p) else problem_layout(p)
@@ -215,12 +218,13 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
     as a serving engine runs it). The soft cap is plan(logits_soft_cap=...), applied to the
     scaled score."""
 
-    def __init__(self, tensor_cores):
-        self.tensor_cores = tensor_cores
-        self.name = "flashinfer_tc" if tensor_cores else "flashinfer_fa2"
+    def __init__(self, tensor_cores, backend=None):
+        self.tensor_cores, self.backend = tensor_cores, backend  # None: the wrapper's default
+        self.name = ("flashinfer_tc" if tensor_cores else "flashinfer_fa2") + (
+            f"_{backend}" if backend else "")
 
     def why_not(self, p):
-        if p["has_sink"]:
+        if p["has_sink"] and not self.api07:
             return ("FlashInfer 0.5.3's FA2 decode kernels take no sinks (run(sinks=...) reaches "
                     "only the trtllm-gen backend, which is sm100-only)")
         if is_fp8(p) and p["kv_scale"] == "head":
@@ -239,11 +243,14 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
         sm_count = torch.cuda.get_device_properties(0).multi_processor_count
         workspace = torch.zeros(_fi_decode_workspace_bytes(p, sm_count), dtype=torch.uint8,
                                 device="cuda")
+        extra = {"backend": self.backend} if self.backend else {}
+        if self.backend == "fa3" and torch.cuda.get_device_capability(0)[0] != 9:
+            raise NotSupported("FlashInfer's fa3 backend runs on sm90 (Hopper) only")
         wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
             workspace, "HND", use_cuda_graph=True, use_tensor_cores=self.tensor_cores,
             paged_kv_indptr_buffer=torch.empty_like(indptr),
             paged_kv_indices_buffer=torch.empty_like(indices),
-            paged_kv_last_page_len_buffer=torch.empty_like(last))
+            paged_kv_last_page_len_buffer=torch.empty_like(last), **extra)
         window_left = p["window"] - 1 if p["mask"] == "window" else -1
         wrapper.plan(indptr, indices, last, p["heads"], p["kv_heads"], p["depth"], ps,
                      window_left=window_left, logits_soft_cap=p["soft_cap"],
@@ -251,13 +258,18 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
                      sm_scale=p["scale"])
         outs = _outputs(torch, p)
 
+        sinks = {"sinks": data.sinks} if data.sinks is not None else {}
+
         def call(i):  # k_scale and v_scale are None (no scaling) for a 16-bit cache
             out = outs[i % 2]
             wrapper.run(data.q[i], (data.k[i], data.v[i]), k_scale=data.k_scale,
-                        v_scale=data.v_scale, out=out)
+                        v_scale=data.v_scale, out=out, **sinks)
             return out
         call.keep = (wrapper, workspace, indptr, indices, last)
         note = f"{'tensor cores' if self.tensor_cores else 'CUDA cores'}, planned once"
+        resolved = getattr(wrapper, "resolved_backend", None) or getattr(wrapper, "_backend", None)
+        if resolved:
+            note += f", backend {resolved}" + (" (asked for)" if self.backend else "")
         if is_fp8(p):
             note += ", k_scale folded into sm_scale, v_scale as a separate out *= v_scale"
         return call, note
@@ -319,11 +331,11 @@ class FlashInferCudnnPeer(FlashInferPagedPeer):
     name = "flashinfer_cudnn"
 
     def why_not(self, p):
-        if p["has_sink"]:
+        if p["has_sink"] and not self.api07:
             return "cudnn_batch_decode_with_kv_cache has no sink argument"
-        if p["mask"] == "window":
+        if p["mask"] == "window" and not self.api07:
             return "cudnn_batch_decode_with_kv_cache has no sliding-window argument"
-        if p["dtype"] != "bf16":
+        if p["dtype"] != "bf16" and not self.api07:
             return "FlashInfer 0.5.3's cuDNN decode graph is built for bf16 only"
         if is_fp8(p):
             return ("cudnn_batch_decode_with_kv_cache builds cuDNN's 16-bit SDPA graph, with no "
@@ -339,15 +351,52 @@ class FlashInferCudnnPeer(FlashInferPagedPeer):
         max_len = data.max_keys
         outs = _outputs(torch, p)
 
+        extra = {}
+        if self.api07:  # 0.7 takes the window and sinks; 0.5.3's signature has neither
+            extra = {"window_left": p["window"] - 1 if p["mask"] == "window" else -1}
+            if data.sinks is not None:
+                extra["sinks"] = data.sinks
+
         def call(i):
             out = outs[i % 2]
             cudnn_batch_decode_with_kv_cache(
                 data.q[i], data.k[i], data.v[i], p["scale"], workspace, max_sequence_kv=max_len,
                 actual_seq_lens_kv=lens, block_tables=data.table, is_cuda_graph_compatible=True,
-                out=out)
+                out=out, **extra)
             return out
         call.keep = (workspace, lens)
         return call, "cuDNN paged SDPA"
+
+
+class FlashInferTrtllmPeer(FlashInferXqaPeer):
+    """FlashInfer's trtllm_batch_decode_with_kv_cache with backend="trtllm-gen" forced (with
+    "auto" it runs XQA on sm90, which flashinfer_xqa already times): TensorRT-LLM's generated
+    decode kernels, shipped as cubins for sm100/sm103, so on other GPUs the row says so. Takes
+    what XQA takes, with its scales folded the same way."""
+    name = "flashinfer_trtllm"
+
+    def prepare(self, torch, p, data):
+        major, minor = torch.cuda.get_device_capability(0)
+        if major != 10:
+            raise NotSupported(f"trtllm-gen decode kernels are built for sm100/sm103 only, not "
+                               f"sm{major}{minor}")
+        from flashinfer.decode import trtllm_batch_decode_with_kv_cache
+        workspace = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
+        window_left = p["window"] - 1 if p["mask"] == "window" else -1
+        outs = _outputs(torch, p)
+        k_scale, v_scale = (data.k_scale, data.v_scale) if is_fp8(p) else (1.0, 1.0)
+        sinks = [data.sinks] if data.sinks is not None else None
+
+        def call(i):
+            out = outs[i % 2]
+            trtllm_batch_decode_with_kv_cache(
+                data.q[i], (data.k[i], data.v[i]), workspace, data.table, data.lengths,
+                data.max_keys, bmm1_scale=p["scale"] * k_scale, bmm2_scale=v_scale,
+                window_left=window_left, out=out, sinks=sinks, kv_layout="HND",
+                backend="trtllm-gen")
+            return out
+        call.keep = (workspace,)
+        return call, "trtllm-gen"
 
 
 class MhaTunePeer(Peer):
@@ -400,13 +449,19 @@ class NotSupported(Exception):
     """A peer found at run time that it cannot compute the problem (e.g. SDPA refusing)."""
 
 
+# FlashAttention-3's peers live in their own module, which imports this one's classes: imported
+# here, at the end, where every name it takes is defined.
+from . import fa3  # noqa: E402
+
 PEERS = {peer.name: peer for peer in (
     SdpaPeer("flash"), SdpaPeer("cudnn"), FlexPeer(), FlashInferWrapperPeer(False),
-    FlashInferWrapperPeer(True), FlashInferXqaPeer(), FlashInferCudnnPeer(), MhaTunePeer())}
+    FlashInferWrapperPeer(True), FlashInferXqaPeer(), FlashInferCudnnPeer(), *fa3.PEERS,
+    MhaTunePeer())}
 # Short names for --peers.
 SHORT = {"flash": "torch_sdpa_flash", "cudnn": "torch_sdpa_cudnn", "flex": "torch_flex",
          "fi_fa2": "flashinfer_fa2", "fi_tc": "flashinfer_tc", "fi_xqa": "flashinfer_xqa",
-         "fi_cudnn": "flashinfer_cudnn", "ours": "mha_tune"}
+         "fi_cudnn": "flashinfer_cudnn", "fa3": "fa3", "fa3_best": "fa3_best_split",
+         "ours": "mha_tune"}
 
 
 def resolve(names):

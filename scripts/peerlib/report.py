@@ -21,7 +21,7 @@ def number(v):
 
 
 def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0, max_abs=0.0,
-             device=0):
+             device=0, kernel=None):
     t = time_us or {"median_us": 0.0, "min_us": 0.0, "mean_us": 0.0, "stdev_us": 0.0, "samples": 0}
     b = step_bytes(p)
     gbps = b / (t["median_us"] * 1e-6) / 1e9 if status == "passed" and t["median_us"] > 0 else 0.0
@@ -47,7 +47,17 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
             "bytes": b, "achieved_gbps": number(gbps),
             "peak_fraction": number(gbps / peak_gbps if peak_gbps > 0 else 0.0),
             "rel_l2_error": number(float(rel_l2)), "max_abs_error": number(float(max_abs)),
-            "sm_clock_mhz": 0.0, "throttled": False, "device": device}
+            "sm_clock_mhz": 0.0, "throttled": False, "device": device,
+            **kernel_fields(kernel if status == "passed" else None)}
+
+
+def kernel_fields(kernel):
+    """The kernel-time convention beside `time` (peerlib/kernel_time.py): the step's summed kernel
+    intervals in us, kernels per step and how they were read; zeros and "" when not measured."""
+    k = kernel or {}
+    return {"kernel_time_us": number(float(k.get("kernel_us", 0.0))),
+            "kernels_per_step": number(float(k.get("kernels_per_step", 0.0))),
+            "kernel_time_method": k.get("method", "")}
 
 
 def make_metadata(gpu_name="", sm_count=0, l2_bytes=0, peak_gbps=0.0, command_line="", seed=1,
@@ -84,9 +94,12 @@ def fmt_value(v, spec):
 
 
 def format_table(rows):
-    lines = [f"{'problem':<44} {'peer':<26} {'status':<13} {'median us':>10} {'GB/s':>7} {'peak':>6}"]
+    lines = [f"{'problem':<44} {'peer':<26} {'status':<13} {'median us':>10} {'kernel us':>10} "
+             f"{'GB/s':>7} {'peak':>6}"]
     for r in rows:
         lines.append(f"{r['problem']['name']:<44} {r['kernel']:<26} {r['status']:<13} "
-                     f"{fmt_value(r['time']['median_us'], '.2f'):>10} {fmt_value(r['achieved_gbps'], '.0f'):>7} "
+                     f"{fmt_value(r['time']['median_us'], '.2f'):>10} "
+                     f"{fmt_value(r.get('kernel_time_us', 0.0), '.2f'):>10} "
+                     f"{fmt_value(r['achieved_gbps'], '.0f'):>7} "
                      f"{fmt_value(r['peak_fraction'], '.2f'):>6}")
     return "\n".join(lines)

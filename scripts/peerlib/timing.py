@@ -85,8 +85,8 @@ def _sample(torch, launch, steps, budget_s, target):
     return samples
 
 
-def time_graph(torch, call, n_copies, budget_s=0.5, target=0.005):
-    """Samples from CUDA-graph replays of steps_per_replay(n_copies) calls, call(i) using copy
+def capture_graph(torch, call, n_copies):
+    """(graph, outputs, steps): a CUDA graph of steps_per_replay(n_copies) calls, call(i) using copy
     i % n_copies. Warm-up calls run on a side stream first, as torch.cuda.graphs asks."""
     steps = steps_per_replay(n_copies)
     s = torch.cuda.Stream()
@@ -100,19 +100,36 @@ def time_graph(torch, call, n_copies, budget_s=0.5, target=0.005):
     with torch.cuda.graph(graph):
         for i in range(steps):
             outs.append(call(i % n_copies))
-    samples = _sample(torch, graph.replay, steps, budget_s, target)
+    return graph, outs, steps
+
+
+def sample_graph(torch, graph, steps, budget_s=0.5, target=0.005):
+    """Per-step samples (us) from replays of a graph capture_graph made."""
+    return _sample(torch, graph.replay, steps, budget_s, target)
+
+
+def time_graph(torch, call, n_copies, budget_s=0.5, target=0.005):
+    """Samples from CUDA-graph replays of steps_per_replay(n_copies) calls (capture_graph)."""
+    graph, outs, steps = capture_graph(torch, call, n_copies)
+    samples = sample_graph(torch, graph, steps, budget_s, target)
     del graph, outs
     return samples
 
 
-def time_stream(torch, call, n_copies, budget_s=0.5, target=0.005):
-    """mha-tune's --timing stream: the same steps launched one by one (for a peer whose calls
-    cannot be captured in a graph; the row says so)."""
+def stream_launcher(call, n_copies):
+    """(launch, steps): the steps of one replay launched one by one (mha-tune's --timing stream)."""
     steps = steps_per_replay(n_copies)
 
     def launch():
         for i in range(steps):
             call(i % n_copies)
+    return launch, steps
+
+
+def time_stream(torch, call, n_copies, budget_s=0.5, target=0.005):
+    """mha-tune's --timing stream: the same steps launched one by one (for a peer whose calls
+    cannot be captured in a graph; the row says so)."""
+    launch, steps = stream_launcher(call, n_copies)
     return _sample(torch, launch, steps, budget_s, target)
 
 

@@ -5,9 +5,10 @@ Inputs are random (never zeros), the reference is fp32 on the logical (for an fp
 dequantised) cache of copy 0, and a peer is timed only after it matched the reference."""
 import json
 import math
+import os
 import sys
 
-from . import backends, report, timing
+from . import backends, flashinfer_sites, kernel_time, report, timing
 from .suite import FP8_MAX, V_SIGMA_FACTOR, cache_bytes, is_fp8, kv_scales, kv_sigmas, page_table
 
 
@@ -119,15 +120,27 @@ def run_case(torch, peer, p, env):
     if not math.isfinite(rel) or rel >= tolerance:
         return report.make_row(peer.name, p, "incorrect", f"rel L2 {rel:.3g} >= {tolerance}; {note}",
                                rel_l2=rel, max_abs=max_abs)
+    graph = outs = None
     try:
-        samples = timing.time_graph(torch, call, n_copies, env["budget_s"], env["target"])
+        graph, outs, steps = timing.capture_graph(torch, call, n_copies)
+        samples = timing.sample_graph(torch, graph, steps, env["budget_s"], env["target"])
     except Exception as e:  # some peers cannot be captured: time them like --timing stream
         torch.cuda.synchronize()
+        graph = None
         note += (f"; graph capture failed ({type(e).__name__}: {str(e).splitlines()[0][:160]}), "
                  "timed by stream launches")
         samples = timing.time_stream(torch, call, n_copies, env["budget_s"], env["target"])
+    kernel = None
+    if env.get("kernel_time", True):  # the second convention, never at the cost of the first
+        launch, steps = timing.stream_launcher(call, n_copies)
+        try:
+            kernel = kernel_time.measure_step(torch, graph.replay if graph else None, launch, steps)
+        except Exception as e:
+            torch.cuda.synchronize()
+            note += f"; kernel time unavailable ({type(e).__name__}: {str(e)[:120]})"
+    del graph, outs
     return report.make_row(peer.name, p, "passed", note, timing.summarize_us(samples),
-                           env["peak_gbps"], rel, max_abs)
+                           env["peak_gbps"], rel, max_abs, kernel=kernel)
 
 
 def main(job_path):
@@ -135,6 +148,7 @@ def main(job_path):
     with open(job_path) as f:
         job = json.load(f)
     import torch
+    flashinfer_sites.register(job.get("flashinfer_sites", {}))
     peer = backends.PEERS[job["peer"]]
     env = job["env"]
     torch.manual_seed(env["seed"])
@@ -212,12 +226,49 @@ def probe(out_path):
     except Exception as e:  # any import failure makes its peers 'skipped', with this reason
         packages["flashinfer"] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
     packages["torch"] = {"version": torch.__version__}
+    packages["flash_attn_3"] = fa3_version()
     try:
         import mha_tune
         packages["mha_tune"] = {"version": mha_tune.build_info()}
     except Exception as e:
         packages["mha_tune"] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
     info["packages"] = packages
+    with open(out_path, "w") as f:
+        json.dump(info, f)
+    return 0
+
+
+def fa3_version():
+    """{version} of the FlashAttention-3 build on PYTHONPATH (scripts/build_fa3.sh's archive: its
+    package version, source commit and build switches), or {error}."""
+    try:
+        import flash_attn_interface
+        import flash_attn_3
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"}
+    version = getattr(flash_attn_3, "__version__", "?")
+    info_path = os.path.join(os.path.dirname(os.path.abspath(flash_attn_interface.__file__)),
+                             "fa3_build_info.json")
+    try:
+        with open(info_path) as f:
+            built = json.load(f)
+        version += f" (commit {built.get('commit', '?')[:12]}, {built.get('nvcc', '')})"
+        return {"version": version, "build": built}
+    except (OSError, ValueError):
+        return {"version": version + " (no fa3_build_info.json)"}
+
+
+def probe_flashinfer(out_path, site):
+    """The version of the FlashInfer this process imports, which must come from `site`."""
+    try:
+        import flashinfer
+        where = os.path.realpath(os.path.dirname(flashinfer.__file__))
+        if not where.startswith(os.path.realpath(site) + os.sep):
+            info = {"error": f"flashinfer imported from {where}, not from {site}"}
+        else:
+            info = {"version": getattr(flashinfer, "__version__", "?")}
+    except Exception as e:
+        info = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"}
     with open(out_path, "w") as f:
         json.dump(info, f)
     return 0
