@@ -18,9 +18,9 @@ install(FILES ${_mha_kernel_headers} DESTINATION "${MHA_INSTALL_INCLUDEDIR}/kern
 install(FILES "${PROJECT_SOURCE_DIR}/src/api/decode_api.h"
               "${PROJECT_SOURCE_DIR}/src/api/decode_plan.h"
               "${PROJECT_SOURCE_DIR}/src/api/split_plan.h"
-              "${PROJECT_SOURCE_DIR}/src/defaults/split_code.h"
+              "${PROJECT_SOURCE_DIR}/src/common/split_code.h"
               "${PROJECT_SOURCE_DIR}/src/registry/kernel_registry.h"
-              "${PROJECT_SOURCE_DIR}/src/reports/result_row.h"
+              "${PROJECT_SOURCE_DIR}/src/common/result_row.h"
         DESTINATION "${MHA_INSTALL_INCLUDEDIR}/mha")
 install(EXPORT mha_tune_targets NAMESPACE mha:: FILE mha_tuneTargets.cmake
         DESTINATION "${MHA_INSTALL_CMAKEDIR}")

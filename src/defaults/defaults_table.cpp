@@ -42,16 +42,6 @@ std::string tile_of_kernel_name(const std::string& kernel) {
   return kernel.substr(at + 1);
 }
 
-int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys) {
-  if (sm_count <= 0 || work_units <= 0) return 1;
-  const double target = rule.alpha * sm_count / work_units;
-  int p = static_cast<int>(target);
-  if (p < target) ++p;
-  const int by_keys = rule.min_keys_per_partition > 0 ? keys / rule.min_keys_per_partition : p;
-  p = std::min(p, std::max(by_keys, 1));
-  return std::max(1, std::min(p, std::max(rule.max_partitions, 1)));
-}
-
 int half_octave(double x) { return x <= 1 ? 0 : static_cast<int>(std::lround(2 * std::log2(x))); }
 
 const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQuery& query) {

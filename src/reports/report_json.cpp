@@ -361,24 +361,6 @@ void write_report_json(const std::string& path, const RunMetadata& meta,
       path, report_to_json(meta, rows).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
-std::string read_text_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot open " + what);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-json read_json_file(const std::string& path, const std::string& what) {
-  const std::string text = read_text_file(path, what);
-  check_json_strict(text, path);
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
-    throw UsageError(path + ": not valid JSON: " + e.what());
-  }
-}
-
 Report read_report_json(const std::string& path) {
   return report_from_json(read_json_file(path, "the report (missing or unreadable)"), path);
 }

@@ -10,7 +10,7 @@
 
 #include "kernel_registry.h"
 #include "problem.h"
-#include "select.h"
+#include "partition_rule.h"
 #include "sharding.h"
 
 namespace mha {
