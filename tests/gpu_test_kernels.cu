@@ -8,6 +8,7 @@
 #include "gpu_test_support.h"
 #include "kernel_registry.h"
 #include "point_runner.h"
+#include "verify_point.h"
 #include "problem.h"
 #include "problem_data.h"
 #include "reference.h"

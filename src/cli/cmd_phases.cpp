@@ -19,6 +19,7 @@
 #include "phase_runner.h"
 #include "phase_timeline.h"
 #include "point_runner.h"
+#include "verify_point.h"
 #include "problem.h"
 #include "reference.h"
 #include "select.h"

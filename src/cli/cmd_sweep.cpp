@@ -37,6 +37,7 @@
 #include "nvtx_range.h"
 #include "point_list.h"
 #include "point_runner.h"
+#include "verify_point.h"
 #include "problem.h"
 #include "problem_coverage.h"
 #include "read_floor.h"

@@ -17,6 +17,7 @@
 #include "memory_budget.h"
 #include "npy_writer.h"
 #include "point_runner.h"
+#include "verify_point.h"
 #include "problem.h"
 #include "problem_coverage.h"
 #include "reference.h"

@@ -31,4 +31,12 @@ Status status_from_name(const std::string& s) {
                               "' (expected passed, incorrect, failed, not_supported, skipped)");
 }
 
+std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions) {
+  return kernel + "|" + problem_name + "|p" + std::to_string(partitions);
+}
+
+std::string point_key(const ResultRow& row) {
+  return point_key(row.kernel, row.problem.name, row.partitions);
+}
+
 }  // namespace mha

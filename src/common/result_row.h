@@ -85,6 +85,10 @@ struct ResultRow {
   int device = 0;
 };
 
+// Identity of a point everywhere (journal, compare): "<kernel>|<problem name>|p<partitions>".
+std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions);
+std::string point_key(const ResultRow& row);
+
 // What every report carries about the run that produced it.
 struct RunMetadata {
   int schema_version = 1;

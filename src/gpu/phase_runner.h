@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernel_registry.h"
-#include "phase_timeline.h"
+#include "phase_stamps.h"
 #include "point_runner.h"
 #include "problem_data.h"
 

@@ -39,7 +39,4 @@ TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int pa
                       const StepBuffers& buffers, const TimingOptions& options,
                       cudaStream_t stream);
 
-// How many input copies make the working set exceed the L2 several times (1 when one copy does).
-int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes = 16e9);
-
 }  // namespace mha

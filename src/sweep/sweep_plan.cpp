@@ -10,10 +10,10 @@
 #include <set>
 
 #include "errors.h"
-#include "journal.h"
+#include "result_row.h"
 #include "point_list.h"
 #include "split_plan.h"
-#include "step_timer.h"
+#include "memory_budget.h"
 
 namespace mha {
 

@@ -15,10 +15,6 @@
 
 namespace mha {
 
-// Identity of a point everywhere (journal, compare): "<kernel>|<problem name>|p<partitions>".
-std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions);
-std::string point_key(const ResultRow& row);
-
 constexpr const char* kCrashedReason =
     "process ended twice while running this point (retried once on resume)";
 

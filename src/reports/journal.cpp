@@ -21,14 +21,6 @@ namespace mha {
 
 using nlohmann::json;
 
-std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions) {
-  return kernel + "|" + problem_name + "|p" + std::to_string(partitions);
-}
-
-std::string point_key(const ResultRow& row) {
-  return point_key(row.kernel, row.problem.name, row.partitions);
-}
-
 ResultRow crashed_row(ResultRow point) {
   point.status = Status::kFailed;
   point.reason = kCrashedReason;
