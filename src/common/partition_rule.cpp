@@ -1,5 +1,5 @@
 // The partition rule's split count (partition_rule.h).
-#include "partition_rule.h"
+#include "common/partition_rule.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Disposition names of ResultRow::status, as they appear in reports, journals and CSV files.
-#include "result_row.h"
+#include "common/result_row.h"
 
 #include <stdexcept>
 

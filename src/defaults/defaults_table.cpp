@@ -1,6 +1,6 @@
 // The defaults table's lookup and its JSON form, checked on the way in: the library loads it from a
 // file an engine names, so every field is range-checked before it is used.
-#include "defaults_table.h"
+#include "defaults/defaults_table.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "split_code.h"
+#include "common/split_code.h"
 
 namespace mha {
 

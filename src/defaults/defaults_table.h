@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "partition_rule.h"
+#include "common/partition_rule.h"
 
 namespace mha {
 

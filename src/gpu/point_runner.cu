@@ -6,10 +6,10 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "cluster_combine.cuh"
-#include "kinds.h"
-#include "point_runner.h"
-#include "ptx.cuh"
+#include "common/kinds.h"
+#include "gpu/point_runner.h"
+#include "kernels/cluster_combine.cuh"
+#include "kernels/ptx.cuh"
 
 namespace mha {
 

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "device_buffer.h"
-#include "kernel_registry.h"
-#include "problem.h"
-#include "problem_data.h"
-#include "result_row.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/result_row.h"
+#include "gpu/device_buffer.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

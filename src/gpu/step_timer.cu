@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "errors.h"
-#include "step_timer.h"
+#include "common/errors.h"
+#include "gpu/step_timer.h"
 
 namespace mha {
 

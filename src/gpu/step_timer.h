@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "point_runner.h"
-#include "problem_data.h"
-#include "stats.h"
+#include "common/stats.h"
+#include "gpu/point_runner.h"
+#include "gpu/problem_data.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

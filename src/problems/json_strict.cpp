@@ -1,16 +1,16 @@
 // A SAX pass over a JSON text: a stack of the keys seen per open object, to find duplicates and
 // excessive depth before the tree is built.
-#include "json_strict.h"
+#include "problems/json_strict.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <vector>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 namespace {

@@ -1,5 +1,5 @@
 // Append-only JSON Lines journal of a sweep, with crash detection on resume.
-#include "journal.h"
+#include "reports/journal.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "errors.h"
-#include "report_json.h"
+#include "common/errors.h"
+#include "reports/report_json.h"
 
 namespace mha {
 

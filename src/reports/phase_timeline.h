@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "phase_stamps.h"
+#include "gpu/phase_stamps.h"
 
 namespace mha {
 

@@ -1,5 +1,5 @@
 // JSON form of rows, metadata and reports; strict reading with file-and-key messages.
-#include "report_json.h"
+#include "reports/report_json.h"
 
 #include <fmt/format.h>
 
@@ -12,11 +12,11 @@
 #include <sstream>
 #include <tuple>
 
-#include "errors.h"
-#include "json_strict.h"
-#include "problem.h"
-#include "row_fields.h"
-#include "split_code.h"
+#include "common/errors.h"
+#include "common/split_code.h"
+#include "problems/json_strict.h"
+#include "problems/problem.h"
+#include "reports/row_fields.h"
 
 namespace mha {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "json_strict.h"  // read_text_file, read_json_file
-#include "result_row.h"
+#include "common/result_row.h"
+#include "problems/json_strict.h"  // read_text_file, read_json_file
 
 namespace mha {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "defaults_table.h"
-#include "report_json.h"
-#include "time_model.h"
+#include "defaults/defaults_table.h"
+#include "reports/report_json.h"
+#include "reports/time_model.h"
 
 namespace mha {
 

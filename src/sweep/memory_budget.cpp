@@ -1,6 +1,6 @@
 // Device-memory estimate of a problem, mirroring the allocations of ProblemData, StepBuffers and
 // gpu_reference (keep them in step when those change).
-#include "memory_budget.h"
+#include "sweep/memory_budget.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "errors.h"
-#include "kinds.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "common/kinds.h"
 
 namespace mha {
 

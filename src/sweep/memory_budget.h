@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
+#include "problems/problem.h"
 
 namespace mha {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "kinds.h"
-#include "masks.cuh"
-#include "reference.h"
-#include "memory_budget.h"
+#include "common/kinds.h"
+#include "kernels/masks.cuh"
+#include "sweep/memory_budget.h"
+#include "verify/reference.h"
 
 namespace mha {
 

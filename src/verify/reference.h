@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "masks.cuh"
-#include "problem.h"
-#include "problem_data.h"
+#include "gpu/problem_data.h"
+#include "kernels/masks.cuh"
+#include "problems/problem.h"
 
 namespace mha {
 

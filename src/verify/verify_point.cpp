@@ -1,9 +1,9 @@
 // Verification of one point: poison, launch, synchronise, compare.
-#include "verify_point.h"
+#include "verify/verify_point.h"
 
 #include <fmt/format.h>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "point_runner.h"
-#include "problem.h"
-#include "problem_data.h"
-#include "result_row.h"
-#include "verification.h"
+#include "common/result_row.h"
+#include "gpu/point_runner.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "registry/kernel_registry.h"
+#include "verify/verification.h"
 
 namespace mha {
 
