@@ -24,5 +24,5 @@ add_custom_target(mha_commit_header
     VERBATIM)
 function(mha_use_commit_header target)
   add_dependencies(${target} mha_commit_header)
-  target_include_directories(${target} PRIVATE "${MHA_COMMIT_HEADER_DIR}")
+  target_include_directories(${target} PRIVATE "${PROJECT_BINARY_DIR}/generated")  # "commit/..."
 endfunction()

@@ -4,13 +4,10 @@
 file(GLOB _mha_gpu_cu_tests CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tests/gpu_test_*.cu")
 foreach(_src IN LISTS _mha_gpu_cu_tests)
   mha_add_gtest("${_src}" gpu)
-  get_filename_component(_name "${_src}" NAME_WE)
-  target_include_directories(${_name} PRIVATE "${PROJECT_SOURCE_DIR}/tests")
 endforeach()
 
 add_executable(mha-tune-broken "${PROJECT_SOURCE_DIR}/src/cli/main.cpp"
                                "${PROJECT_SOURCE_DIR}/tests/broken_registry.cu")
-target_include_directories(mha-tune-broken PRIVATE "${PROJECT_SOURCE_DIR}/tests")
 target_link_libraries(mha-tune-broken PRIVATE mha_cli mha_core mha_warnings)
 mha_use_commit_header(mha-tune-broken)
 add_test(NAME gpu.verify_rejects_broken_kernels
@@ -22,6 +19,5 @@ set_tests_properties(gpu.verify_rejects_broken_kernels PROPERTIES LABELS gpu
 # The sweep tests run the real binary.
 if(TARGET gpu_test_sweep)
   target_compile_definitions(gpu_test_sweep PRIVATE MHA_TUNE_BINARY="$<TARGET_FILE:mha-tune>")
-  target_include_directories(gpu_test_sweep PRIVATE "${PROJECT_SOURCE_DIR}/tests")
   add_dependencies(gpu_test_sweep mha-tune)
 endif()

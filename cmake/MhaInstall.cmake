@@ -1,7 +1,8 @@
 # Install rules and the CMake package: `cmake --install BUILD --prefix P` lays out
 #   P/lib/libmha_kernels.a, libmha_decode.a     the exported targets mha::kernels, mha::decode
-#   P/include/mha_tune/kernels/*.cuh, mha/*.h   the public headers (both folders are on the
-#                                               consumer's include path)
+#   P/include/mha_tune/{api,common,registry}/*.h, kernels/*.cuh
+#                                               the public headers, under the same folders as in
+#                                               the tree: a consumer includes "api/decode_plan.h"
 #   P/lib/cmake/mha_tune/                       mha_tuneConfig.cmake, its version file, targets
 #   P/bin/mha-tune
 # so that another project can `find_package(mha_tune)` and link mha::decode (examples/consumer).
@@ -14,14 +15,17 @@ install(TARGETS mha_kernels mha_decode EXPORT mha_tune_targets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 file(GLOB _mha_kernel_headers "${PROJECT_SOURCE_DIR}/kernels/*.cuh")
 install(FILES ${_mha_kernel_headers} DESTINATION "${MHA_INSTALL_INCLUDEDIR}/kernels")
-# What a consumer includes: the API, the registry it returns, and a measurement row's types.
+# What a consumer includes: the API, the registry it returns, and the vocabulary they name (split
+# codes, a measurement row's types), each in its folder.
 install(FILES "${PROJECT_SOURCE_DIR}/src/api/decode_api.h"
               "${PROJECT_SOURCE_DIR}/src/api/decode_plan.h"
               "${PROJECT_SOURCE_DIR}/src/api/split_plan.h"
-              "${PROJECT_SOURCE_DIR}/src/defaults/split_code.h"
-              "${PROJECT_SOURCE_DIR}/src/registry/kernel_registry.h"
-              "${PROJECT_SOURCE_DIR}/src/reports/result_row.h"
-        DESTINATION "${MHA_INSTALL_INCLUDEDIR}/mha")
+        DESTINATION "${MHA_INSTALL_INCLUDEDIR}/api")
+install(FILES "${PROJECT_SOURCE_DIR}/src/common/split_code.h"
+              "${PROJECT_SOURCE_DIR}/src/common/result_row.h"
+        DESTINATION "${MHA_INSTALL_INCLUDEDIR}/common")
+install(FILES "${PROJECT_SOURCE_DIR}/src/registry/kernel_registry.h"
+        DESTINATION "${MHA_INSTALL_INCLUDEDIR}/registry")
 install(EXPORT mha_tune_targets NAMESPACE mha:: FILE mha_tuneTargets.cmake
         DESTINATION "${MHA_INSTALL_CMAKEDIR}")
 

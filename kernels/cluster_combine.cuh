@@ -11,13 +11,13 @@
 #include <cooperative_groups.h>
 #include <math.h>
 
-#include "decode_params.cuh"
-#include "decode_stages.cuh"
-#include "decode_traits.cuh"
-#include "fault_injection.cuh"
-#include "online_softmax.cuh"
-#include "phase_clock.cuh"
-#include "ptx.cuh"
+#include "kernels/decode_params.cuh"
+#include "kernels/decode_stages.cuh"
+#include "kernels/decode_traits.cuh"
+#include "kernels/fault_injection.cuh"
+#include "kernels/online_softmax.cuh"
+#include "kernels/phase_clock.cuh"
+#include "kernels/ptx.cuh"
 
 namespace mha {
 

@@ -14,16 +14,16 @@
 
 #include <type_traits>
 
-#include "cluster_combine.cuh"
-#include "decode_params.cuh"
-#include "decode_stages.cuh"
-#include "decode_stages_columns.cuh"
-#include "decode_traits.cuh"
-#include "fault_injection.cuh"
-#include "kv_pipeline.cuh"
-#include "phase_clock.cuh"
-#include "ptx.cuh"
-#include "splitk_reduce.cuh"
+#include "kernels/cluster_combine.cuh"
+#include "kernels/decode_params.cuh"
+#include "kernels/decode_stages.cuh"
+#include "kernels/decode_stages_columns.cuh"
+#include "kernels/decode_traits.cuh"
+#include "kernels/fault_injection.cuh"
+#include "kernels/kv_pipeline.cuh"
+#include "kernels/phase_clock.cuh"
+#include "kernels/ptx.cuh"
+#include "kernels/splitk_reduce.cuh"
 
 namespace mha {
 

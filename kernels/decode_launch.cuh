@@ -8,14 +8,14 @@
 #include <atomic>
 #include <cstdint>
 
-#include "cluster_combine.cuh"
-#include "decode_kernel.cuh"
-#include "decode_params.cuh"
-#include "decode_traits.cuh"
-#include "fault_injection.cuh"
-#include "kv_operand.cuh"
-#include "masks.cuh"
-#include "splitk_reduce.cuh"
+#include "kernels/cluster_combine.cuh"
+#include "kernels/decode_kernel.cuh"
+#include "kernels/decode_params.cuh"
+#include "kernels/decode_traits.cuh"
+#include "kernels/fault_injection.cuh"
+#include "kernels/kv_operand.cuh"
+#include "kernels/masks.cuh"
+#include "kernels/splitk_reduce.cuh"
 
 namespace mha {
 

@@ -2,7 +2,7 @@
 // the fp32 reference. Plain data so the host can fill it without including device code.
 #pragma once
 
-#include "fast_divisor.cuh"
+#include "kernels/fast_divisor.cuh"
 
 namespace mha {
 

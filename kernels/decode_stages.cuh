@@ -19,14 +19,14 @@
 
 #include <math.h>
 
-#include "decode_params.cuh"
-#include "decode_traits.cuh"
-#include "fault_injection.cuh"
-#include "kv_operand.cuh"
-#include "masks.cuh"
-#include "online_softmax.cuh"
-#include "partition_tiles.cuh"
-#include "ptx.cuh"
+#include "kernels/decode_params.cuh"
+#include "kernels/decode_traits.cuh"
+#include "kernels/fault_injection.cuh"
+#include "kernels/kv_operand.cuh"
+#include "kernels/masks.cuh"
+#include "kernels/online_softmax.cuh"
+#include "kernels/partition_tiles.cuh"
+#include "kernels/ptx.cuh"
 
 namespace mha {
 

@@ -24,11 +24,11 @@
 
 #include <math.h>
 
-#include "decode_params.cuh"
-#include "decode_stages.cuh"
-#include "decode_traits.cuh"
-#include "online_softmax.cuh"
-#include "ptx.cuh"
+#include "kernels/decode_params.cuh"
+#include "kernels/decode_stages.cuh"
+#include "kernels/decode_traits.cuh"
+#include "kernels/online_softmax.cuh"
+#include "kernels/ptx.cuh"
 
 namespace mha {
 

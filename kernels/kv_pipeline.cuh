@@ -11,10 +11,10 @@
 
 #include <type_traits>
 
-#include "decode_params.cuh"
-#include "decode_stages.cuh"
-#include "decode_traits.cuh"
-#include "ptx.cuh"
+#include "kernels/decode_params.cuh"
+#include "kernels/decode_stages.cuh"
+#include "kernels/decode_traits.cuh"
+#include "kernels/ptx.cuh"
 
 namespace mha {
 

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>  // __host__ __device__ for host compilers
 
-#include "decode_params.cuh"
+#include "kernels/decode_params.cuh"
 
 namespace mha {
 

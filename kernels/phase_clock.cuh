@@ -10,7 +10,7 @@
 // of the two over each block's life, src/gpu/phase_timeline.h).
 #pragma once
 
-#include "decode_params.cuh"
+#include "kernels/decode_params.cuh"
 
 namespace mha::phase {
 

@@ -5,9 +5,9 @@
 
 #include <math.h>
 
-#include "decode_params.cuh"
-#include "masks.cuh"
-#include "ptx.cuh"
+#include "kernels/decode_params.cuh"
+#include "kernels/masks.cuh"
+#include "kernels/ptx.cuh"
 
 namespace mha {
 

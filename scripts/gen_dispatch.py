@@ -464,7 +464,7 @@ def traits_type(t):
 
 def instance_source(inst, config_label):
     return (f"{GENERATED_MARK} from {config_label}; do not edit.\n"
-            f"#include \"decode_launch.cuh\"\n"
+            f"#include \"kernels/decode_launch.cuh\"\n"
             f"namespace mha::generated {{\n"
             f"cudaError_t launch_{inst['name']}(const DecodeParams& p, cudaStream_t s) {{\n"
             f"  return launch_decode<{traits_type(inst['traits'])}>(p, s);\n"
@@ -479,9 +479,9 @@ def dispatch_source(instances, config_label):
         "// so the registry and decode_traits.cuh cannot disagree; static_asserts pin the\n",
         "// generator's shared-memory figures to kSmemBytes.\n",
         "#include <vector>\n\n",
-        "#include \"decode_launch.cuh\"\n",
-        "#include \"decode_traits.cuh\"\n",
-        "#include \"kernel_registry.h\"\n\n",
+        "#include \"kernels/decode_launch.cuh\"\n",
+        "#include \"kernels/decode_traits.cuh\"\n",
+        "#include \"registry/kernel_registry.h\"\n\n",
         "namespace mha {\n",
         "namespace generated {\n\n",
     ]
@@ -542,7 +542,7 @@ def build_config_source(config_label):
     table so that a test binary with its own registry still links it."""
     schema = json.dumps(schema_description(), separators=(",", ":"))
     return (f"{GENERATED_MARK} from {config_label}; do not edit.\n"
-            "#include \"kernel_registry.h\"\n\n"
+            "#include \"registry/kernel_registry.h\"\n\n"
             "namespace mha {\n\n"
             f"const char* built_config_label() {{ return {json.dumps(config_label)}; }}\n\n"
             "const char* config_schema_json() {\n"

@@ -3,9 +3,9 @@
 // control.
 #pragma once
 
-#include "decode_launch.cuh"
-#include "fault_injection.cuh"
-#include "kernel_registry.h"
+#include "kernels/decode_launch.cuh"
+#include "kernels/fault_injection.cuh"
+#include "registry/kernel_registry.h"
 
 namespace mha::testing {
 

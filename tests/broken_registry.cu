@@ -1,6 +1,6 @@
 // The registry of the `mha-tune-broken` test binary: only deliberately broken kernels, so a test
 // can prove that `mha-tune verify` exits 1 and names the kernel and the problem.
-#include "broken_kernels.cuh"
+#include "tests/broken_kernels.cuh"
 
 namespace mha {
 

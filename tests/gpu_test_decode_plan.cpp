@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "decode_plan.h"
-#include "device_buffer.h"
-#include "gpu_test_support.h"
-#include "library_view.h"
-#include "problem.h"
-#include "problem_data.h"
-#include "reference.h"
-#include "verification.h"
+#include "api/decode_plan.h"
+#include "gpu/device_buffer.h"
+#include "gpu/library_view.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "tests/gpu_test_support.h"
+#include "verify/reference.h"
+#include "verify/verification.h"
 
 namespace mha {
 namespace {

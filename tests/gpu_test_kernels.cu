@@ -4,13 +4,14 @@
 
 #include <cmath>
 
-#include "broken_kernels.cuh"
-#include "gpu_test_support.h"
-#include "kernel_registry.h"
-#include "point_runner.h"
-#include "problem.h"
-#include "problem_data.h"
-#include "reference.h"
+#include "gpu/point_runner.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "registry/kernel_registry.h"
+#include "tests/broken_kernels.cuh"
+#include "tests/gpu_test_support.h"
+#include "verify/reference.h"
+#include "verify/verify_point.h"
 
 namespace mha {
 namespace {

@@ -7,13 +7,13 @@
 
 #include <algorithm>
 
-#include "gpu_test_support.h"
-#include "kernel_registry.h"
-#include "phase_runner.h"
-#include "phase_timeline.h"
-#include "point_runner.h"
-#include "problem.h"
-#include "problem_data.h"
+#include "gpu/phase_runner.h"
+#include "gpu/point_runner.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "registry/kernel_registry.h"
+#include "reports/phase_timeline.h"
+#include "tests/gpu_test_support.h"
 
 namespace mha {
 namespace {

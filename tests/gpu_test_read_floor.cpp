@@ -2,9 +2,9 @@
 // large read runs near the probe's bandwidth, and stream and graph timing both work.
 #include <gtest/gtest.h>
 
-#include "bandwidth_probe.h"
-#include "gpu_test_support.h"
-#include "read_floor.h"
+#include "gpu/bandwidth_probe.h"
+#include "gpu/read_floor.h"
+#include "tests/gpu_test_support.h"
 
 namespace mha {
 namespace {

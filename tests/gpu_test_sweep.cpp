@@ -16,9 +16,9 @@
 #include <string>
 #include <tuple>
 
-#include "gpu_test_support.h"
-#include "report_json.h"
-#include "test_support.h"
+#include "reports/report_json.h"
+#include "tests/gpu_test_support.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

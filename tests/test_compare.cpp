@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compare.h"
-#include "defaults_table.h"
-#include "errors.h"
-#include "journal.h"
-#include "report_json.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "defaults/defaults_table.h"
+#include "reports/compare.h"
+#include "reports/journal.h"
+#include "reports/report_json.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

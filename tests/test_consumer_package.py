@@ -104,7 +104,8 @@ class ConsumerPackage(unittest.TestCase):
         for private in ("CLI11", "fmt::", "nlohmann", "mha_warnings", "mha_nvtx", "mha::core"):
             self.assertNotIn(private, targets)
         include = os.path.join(self.prefix, "include", "mha_tune")
-        for header in ("mha/decode_api.h", "mha/kernel_registry.h", "mha/result_row.h",
+        for header in ("api/decode_api.h", "api/decode_plan.h", "registry/kernel_registry.h",
+                       "common/result_row.h", "common/split_code.h",
                        "kernels/decode_params.cuh", "kernels/fast_divisor.cuh"):
             self.assertTrue(os.path.isfile(os.path.join(include, header)), header)
         self.assertTrue(os.path.isfile(os.path.join(self.prefix, "bin", "mha-tune")))

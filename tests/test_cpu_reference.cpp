@@ -5,9 +5,9 @@
 #include <cmath>
 #include <vector>
 
-#include "problem.h"
-#include "problem_data.h"
-#include "reference.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "verify/reference.h"
 
 namespace mha {
 namespace {

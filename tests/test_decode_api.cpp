@@ -6,9 +6,9 @@
 #include <fstream>
 #include <vector>
 
-#include "decode_api.h"
-#include "defaults_table.h"
-#include "split_code.h"
+#include "api/decode_api.h"
+#include "common/split_code.h"
+#include "defaults/defaults_table.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decode_plan.h"
+#include "api/decode_plan.h"
 
 namespace {
 

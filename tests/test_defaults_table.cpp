@@ -6,8 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "defaults_table.h"
-#include "split_code.h"
+#include "common/split_code.h"
+#include "defaults/defaults_table.h"
 
 namespace mha {
 namespace {

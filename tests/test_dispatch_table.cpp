@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kernel_registry.h"
+#include "registry/kernel_registry.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 // nothing else. An independent check once passed only because the cap was supplied by hand.
 #include <gtest/gtest.h>
 
-#include "dump_manifest.h"
-#include "problem_data.h"
+#include "gpu/problem_data.h"
+#include "verify/dump_manifest.h"
 
 namespace mha {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "family_expansion.h"
-#include "test_support.h"
+#include "sweep/family_expansion.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

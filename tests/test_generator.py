@@ -366,7 +366,7 @@ class Outputs(Workdir):
             with open(os.path.join(self.tmp, "gen", e["source"])) as f:
                 src = f.read()
             self.assertIn(f"launch_{e['name']}(", src)
-            self.assertIn("#include \"decode_launch.cuh\"", src)
+            self.assertIn("#include \"kernels/decode_launch.cuh\"", src)
 
     def test_instance_source_and_dispatch_table(self):
         path = self.write_config(self.config())

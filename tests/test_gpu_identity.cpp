@@ -3,8 +3,8 @@
 // /proc/driver/nvidia/version, and the new metadata fields read back (and absent in old reports).
 #include <gtest/gtest.h>
 
-#include "gpu_identity.h"
-#include "report_json.h"
+#include "gpu/gpu_identity.h"
+#include "reports/report_json.h"
 
 namespace mha {
 namespace {

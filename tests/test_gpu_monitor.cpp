@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "gpu_monitor.h"
+#include "gpu/gpu_monitor.h"
 
 namespace mha {
 namespace {

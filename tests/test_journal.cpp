@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "errors.h"
-#include "journal.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "reports/journal.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "kinds.h"
+#include "common/kinds.h"
 
 namespace mha {
 namespace {

@@ -7,10 +7,10 @@
 #include <climits>
 #include <numeric>
 
-#include "errors.h"
-#include "length_mix.h"
-#include "problem.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "problems/length_mix.h"
+#include "problems/problem.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

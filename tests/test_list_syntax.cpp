@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "errors.h"
-#include "list_syntax.h"
-#include "problem.h"
+#include "common/errors.h"
+#include "problems/list_syntax.h"
+#include "problems/problem.h"
 
 namespace mha {
 namespace {

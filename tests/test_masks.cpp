@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "masks.cuh"
+#include "kernels/masks.cuh"
 
 namespace mha {
 namespace {

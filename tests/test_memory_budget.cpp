@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "memory_budget.h"
-#include "reference.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "sweep/memory_budget.h"
+#include "verify/reference.h"
 
 namespace mha {
 namespace {

@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <map>
 
-#include "errors.h"
-#include "journal.h"
-#include "merge.h"
-#include "report_json.h"
-#include "sharding.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "reports/journal.h"
+#include "reports/merge.h"
+#include "reports/report_json.h"
+#include "sweep/sharding.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

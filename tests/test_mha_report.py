@@ -32,7 +32,7 @@ DEFAULTS = {"schema_version": 1, "buckets": [BUCKET]}
 
 
 def plan_code(blocks_per_sm, min_chunk_keys):
-    """As encode_split_plan in src/defaults/split_code.cpp."""
+    """As encode_split_plan in src/common/split_code.cpp."""
     return -(blocks_per_sm * (1 << 21) + min_chunk_keys)
 
 

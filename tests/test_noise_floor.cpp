@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <fstream>
 
-#include "compare.h"
-#include "errors.h"
-#include "noise_floor.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "reports/compare.h"
+#include "reports/noise_floor.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

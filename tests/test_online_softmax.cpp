@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "online_softmax.cuh"
+#include "kernels/online_softmax.cuh"
 
 namespace mha {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "kv_operand.cuh"
+#include "kernels/kv_operand.cuh"
 
 namespace mha {
 namespace {

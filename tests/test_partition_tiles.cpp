@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "partition_tiles.cuh"
+#include "kernels/partition_tiles.cuh"
 
 namespace {
 

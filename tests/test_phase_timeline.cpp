@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "phase_timeline.h"
+#include "reports/phase_timeline.h"
 
 namespace mha {
 namespace {

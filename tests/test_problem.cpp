@@ -7,10 +7,10 @@
 #include <fstream>
 #include <string>
 
-#include "errors.h"
-#include "problem.h"
-#include "problem_data.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

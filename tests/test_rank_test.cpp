@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "rank_test.h"
+#include "reports/rank_test.h"
 
 namespace mha {
 namespace {

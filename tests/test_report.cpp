@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "errors.h"
-#include "report_csv.h"
-#include "report_json.h"
-#include "split_code.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "common/split_code.h"
+#include "reports/report_csv.h"
+#include "reports/report_json.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report_prefix.h"
-#include "test_support.h"
+#include "sweep/report_prefix.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

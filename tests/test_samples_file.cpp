@@ -4,9 +4,9 @@
 
 #include <fstream>
 
-#include "errors.h"
-#include "samples_file.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "reports/samples_file.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

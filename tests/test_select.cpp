@@ -11,12 +11,12 @@
 #include <initializer_list>
 #include <sstream>
 
-#include "defaults_table.h"
-#include "errors.h"
-#include "select.h"
-#include "select_decisions.h"
-#include "split_plan.h"
-#include "test_support.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "defaults/defaults_table.h"
+#include "reports/select.h"
+#include "reports/select_decisions.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

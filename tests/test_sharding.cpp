@@ -9,8 +9,8 @@
 #include <random>
 #include <thread>
 
-#include "errors.h"
-#include "sharding.h"
+#include "common/errors.h"
+#include "sweep/sharding.h"
 
 namespace mha {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "split_code.h"
+#include "common/split_code.h"
 
 namespace mha {
 namespace {

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "errors.h"
-#include "problem.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "problems/problem.h"
 
 namespace mha {
 namespace {

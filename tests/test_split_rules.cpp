@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "split_rules.h"
-#include "test_support.h"
+#include "reports/split_rules.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

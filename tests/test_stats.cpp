@@ -1,11 +1,11 @@
-// Host tests for the sample statistics and the noise-based stopping rule (src/reports/stats.h).
+// Host tests for the sample statistics and the noise-based stopping rule (src/common/stats.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
-#include "stats.h"
+#include "common/stats.h"
 
 namespace mha {
 namespace {

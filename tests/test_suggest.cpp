@@ -6,11 +6,11 @@
 #include <fstream>
 #include <set>
 
-#include "errors.h"
-#include "point_list.h"
-#include "report_json.h"
-#include "suggest.h"
-#include "test_support.h"
+#include "common/errors.h"
+#include "reports/report_json.h"
+#include "reports/suggest.h"
+#include "sweep/point_list.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
+#include "registry/kernel_registry.h"
 
 namespace mha::testing {
 

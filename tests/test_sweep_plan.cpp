@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include "errors.h"
-#include "split_plan.h"
-#include "sweep_plan.h"
-#include "test_support.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "sweep/sweep_plan.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

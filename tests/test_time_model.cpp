@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "split_plan.h"
-#include "test_support.h"
-#include "time_model.h"
+#include "api/split_plan.h"
+#include "reports/time_model.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {

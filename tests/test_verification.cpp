@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "verification.h"
+#include "verify/verification.h"
 
 namespace mha {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "decode_api.h"
-#include "decode_plan.h"
+#include "api/decode_api.h"
+#include "api/decode_plan.h"
 
 namespace {
 

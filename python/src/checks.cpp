@@ -1,4 +1,4 @@
-#include "checks.h"
+#include "src/checks.h"
 
 #include <c10/util/Exception.h>
 #include <cuda_runtime.h>

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "decode_plan.h"
+#include "api/decode_plan.h"
 
 namespace mha_py {
 

@@ -7,12 +7,12 @@
 #include <sstream>
 #include <vector>
 
-#include "checks.h"
-#include "cuda_stream.h"
-#include "decode_api.h"
-#include "decode_plan.h"
-#include "ops.h"
-#include "plan_registry.h"
+#include "api/decode_api.h"
+#include "api/decode_plan.h"
+#include "src/checks.h"
+#include "src/cuda_stream.h"
+#include "src/ops.h"
+#include "src/plan_registry.h"
 
 #ifndef MHA_TUNE_CUDA_ARCHITECTURES
 #define MHA_TUNE_CUDA_ARCHITECTURES ""

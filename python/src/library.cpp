@@ -8,7 +8,7 @@
 //     are written in place, so functionalization keeps the writes.
 #include <torch/library.h>
 
-#include "ops.h"
+#include "src/ops.h"
 
 TORCH_LIBRARY(mha_tune, m) {
   m.set_python_module("mha_tune._ops");

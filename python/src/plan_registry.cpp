@@ -1,4 +1,4 @@
-#include "plan_registry.h"
+#include "src/plan_registry.h"
 
 #include <c10/util/Exception.h>
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "decode_plan.h"
+#include "api/decode_plan.h"
 
 namespace mha_py {
 

@@ -8,11 +8,11 @@
 #include <limits>
 #include <string>
 
-#include "checks.h"
-#include "cuda_stream.h"
-#include "decode_plan.h"
-#include "ops.h"
-#include "plan_registry.h"
+#include "api/decode_plan.h"
+#include "src/checks.h"
+#include "src/cuda_stream.h"
+#include "src/ops.h"
+#include "src/plan_registry.h"
 
 namespace mha_py {
 namespace {

@@ -7,10 +7,10 @@ import math
 SCHEMA_VERSION = 1
 
 # A split plan is -(blocks_per_sm << PLAN_SHIFT | min_chunk_keys) on the partitions axis
-# (encode_split_plan in src/defaults/split_code.cpp).
+# (encode_split_plan in src/common/split_code.cpp).
 PLAN_SHIFT = 21
 # A cluster split (P partitions combined in a thread-block cluster) is P + CLUSTER_SPLIT_BASE
-# (kClusterSplitBase in src/defaults/split_code.h).
+# (kClusterSplitBase in src/common/split_code.h).
 CLUSTER_SPLIT_BASE = 1 << 20
 
 

@@ -1,6 +1,6 @@
 // The library entry points of decode_api.h, over the registry of compiled instances. Host code
 // only: mha::decode links to mha::kernels and CUDA's runtime, nothing of the CLI.
-#include "decode_api.h"
+#include "api/decode_api.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,8 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "defaults_table.h"
-#include "split_code.h"
+#include "common/split_code.h"
+#include "defaults/defaults_table.h"
 
 namespace mha {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernel_registry.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

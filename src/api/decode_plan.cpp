@@ -1,6 +1,6 @@
 // DecodePlan and run (decode_plan.h): the choice, the workspace layout, the step's work list and
 // the launch. Host code over the registry, like decode_api.cpp.
-#include "decode_plan.h"
+#include "api/decode_plan.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,8 +11,8 @@
 #include <cstddef>
 #include <string>
 
-#include "decode_api.h"
-#include "split_plan.h"
+#include "api/decode_api.h"
+#include "api/split_plan.h"
 
 namespace mha {
 

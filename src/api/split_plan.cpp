@@ -1,5 +1,5 @@
 // The balanced split-KV plan: the chunk size search, the work list and the partial layout.
-#include "split_plan.h"
+#include "api/split_plan.h"
 
 #include <algorithm>
 #include <functional>

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "decode_params.cuh"
-#include "masks.cuh"
-#include "split_code.h"
+#include "common/split_code.h"
+#include "kernels/decode_params.cuh"
+#include "kernels/masks.cuh"
 
 namespace mha {
 

@@ -2,7 +2,7 @@
 // identity (set by main.cpp, where the build's version macros are defined).
 #include <string>
 
-#include "commands.h"
+#include "cli/commands.h"
 
 namespace mha {
 namespace {

@@ -2,13 +2,13 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "compare.h"
-#include "defaults_table.h"
-#include "errors.h"
-#include "noise_floor.h"
-#include "report_json.h"
-#include "samples_file.h"
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "defaults/defaults_table.h"
+#include "reports/compare.h"
+#include "reports/noise_floor.h"
+#include "reports/report_json.h"
+#include "reports/samples_file.h"
 
 namespace mha {
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "errors.h"
-#include "export_googlebench.h"
-#include "report_json.h"
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "reports/export_googlebench.h"
+#include "reports/report_json.h"
 
 namespace mha {
 

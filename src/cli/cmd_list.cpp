@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "kernel_selection.h"
-#include "report_json.h"
+#include "cli/commands.h"
+#include "reports/report_json.h"
+#include "sweep/kernel_selection.h"
 
 namespace mha {
 

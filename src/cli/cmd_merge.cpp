@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "merge.h"
+#include "cli/commands.h"
+#include "reports/merge.h"
 
 namespace mha {
 

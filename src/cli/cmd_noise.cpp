@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "noise_floor.h"
+#include "cli/commands.h"
+#include "reports/noise_floor.h"
 
 namespace mha {
 

@@ -10,21 +10,22 @@
 #include <map>
 #include <memory>
 
-#include "commands.h"
-#include "cuda_stream.h"
-#include "device_info.h"
-#include "errors.h"
-#include "kernel_selection.h"
-#include "memory_budget.h"
-#include "phase_runner.h"
-#include "phase_timeline.h"
-#include "point_runner.h"
-#include "problem.h"
-#include "reference.h"
-#include "select.h"
-#include "split_plan.h"
-#include "step_timer.h"
-#include "sweep_plan.h"
+#include "api/split_plan.h"
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "gpu/cuda_stream.h"
+#include "gpu/device_info.h"
+#include "gpu/phase_runner.h"
+#include "gpu/point_runner.h"
+#include "gpu/step_timer.h"
+#include "problems/problem.h"
+#include "reports/phase_timeline.h"
+#include "reports/select.h"
+#include "sweep/kernel_selection.h"
+#include "sweep/memory_budget.h"
+#include "sweep/sweep_plan.h"
+#include "verify/reference.h"
+#include "verify/verify_point.h"
 
 namespace mha {
 namespace {

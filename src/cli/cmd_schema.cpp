@@ -4,10 +4,10 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "errors.h"
-#include "json_schema.h"
-#include "report_json.h"
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "reports/json_schema.h"
+#include "reports/report_json.h"
 
 namespace mha {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "errors.h"
-#include "select.h"
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "reports/select.h"
 
 namespace mha {
 

@@ -9,19 +9,20 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "device_info.h"
-#include "dump_manifest.h"
-#include "errors.h"
-#include "kernel_selection.h"
-#include "memory_budget.h"
-#include "npy_writer.h"
-#include "point_runner.h"
-#include "problem.h"
-#include "problem_coverage.h"
-#include "reference.h"
-#include "select.h"
-#include "sweep_plan.h"
+#include "cli/commands.h"
+#include "common/errors.h"
+#include "gpu/device_info.h"
+#include "gpu/point_runner.h"
+#include "problems/problem.h"
+#include "problems/problem_coverage.h"
+#include "reports/select.h"
+#include "sweep/kernel_selection.h"
+#include "sweep/memory_budget.h"
+#include "sweep/sweep_plan.h"
+#include "verify/dump_manifest.h"
+#include "verify/npy_writer.h"
+#include "verify/reference.h"
+#include "verify/verify_point.h"
 
 namespace mha {
 namespace {

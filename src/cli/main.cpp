@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "commands.h"
-#include "errors.h"
-#include "mha_build_commit.h"  // MHA_GIT_COMMIT, resolved at every build (cmake/MhaCommitHeader.cmake)
+#include "cli/commands.h"
+#include "commit/mha_build_commit.h"  // MHA_GIT_COMMIT, resolved at every build (cmake/MhaCommitHeader.cmake)
+#include "common/errors.h"
 
 #ifndef MHA_VERSION
 #define MHA_VERSION "0.0.0"

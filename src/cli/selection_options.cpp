@@ -1,6 +1,6 @@
 // The kernel and problem selection that verify, sweep and phases share.
-#include "commands.h"
-#include "kernel_selection.h"
+#include "cli/commands.h"
+#include "sweep/kernel_selection.h"
 
 namespace mha {
 

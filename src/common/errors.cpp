@@ -1,5 +1,5 @@
 // CUDA error formatting and the sticky-error test.
-#include "errors.h"
+#include "common/errors.h"
 
 #include <fmt/format.h>
 

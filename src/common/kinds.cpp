@@ -1,5 +1,5 @@
 // The name table of kinds.h.
-#include "kinds.h"
+#include "common/kinds.h"
 
 #include <stdexcept>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "masks.cuh"  // MaskKind
+#include "kernels/masks.cuh"  // MaskKind
 
 namespace mha {
 

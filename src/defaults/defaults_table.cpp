@@ -1,6 +1,6 @@
 // The defaults table's lookup and its JSON form, checked on the way in: the library loads it from a
 // file an engine names, so every field is range-checked before it is used.
-#include "defaults_table.h"
+#include "defaults/defaults_table.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "split_code.h"
+#include "common/split_code.h"
 
 namespace mha {
 
@@ -40,16 +40,6 @@ std::string tile_of_kernel_name(const std::string& kernel) {
       !std::isdigit(static_cast<unsigned char>(kernel[at + 3])))
     return "";
   return kernel.substr(at + 1);
-}
-
-int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys) {
-  if (sm_count <= 0 || work_units <= 0) return 1;
-  const double target = rule.alpha * sm_count / work_units;
-  int p = static_cast<int>(target);
-  if (p < target) ++p;
-  const int by_keys = rule.min_keys_per_partition > 0 ? keys / rule.min_keys_per_partition : p;
-  p = std::min(p, std::max(by_keys, 1));
-  return std::max(1, std::min(p, std::max(rule.max_partitions, 1)));
 }
 
 int half_octave(double x) { return x <= 1 ? 0 : static_cast<int>(std::lround(2 * std::log2(x))); }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/partition_rule.h"
+
 namespace mha {
 
 // "bf16_d128_g4_contig_null", "bf16_kve4m3_d128_g4_paged_null_sink": what select's time model
@@ -20,17 +22,6 @@ std::string tile_of_kernel_name(const std::string& kernel);
 
 // Half octaves: round(2 log2 x), x >= 1.
 int half_octave(double x);
-
-// Partitions for a shape no entry serves (its family not measured, or its kernel not compiled):
-//   p = ceil(alpha * sm_count / work_units), at most floor(keys / min_keys_per_partition),
-//   clamped to [1, max_partitions]; work_units = batch * kv_heads * row blocks per KV head.
-struct PartitionRule {
-  double alpha = 2.0;
-  int min_keys_per_partition = 256;
-  int max_partitions = 64;
-  bool is_fitted = false;
-};
-int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int keys);
 
 struct DefaultsEntry {
   int work_half_octave = 0;  // of batch x KV heads

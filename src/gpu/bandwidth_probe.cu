@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "bandwidth_probe.h"
-#include "device_buffer.h"
-#include "stats.h"
+#include "common/stats.h"
+#include "gpu/bandwidth_probe.h"
+#include "gpu/device_buffer.h"
 
 namespace mha {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 

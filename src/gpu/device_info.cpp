@@ -1,13 +1,13 @@
 // Device discovery and properties.
-#include "device_info.h"
+#include "gpu/device_info.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "errors.h"
-#include "gpu_identity.h"
+#include "common/errors.h"
+#include "gpu/gpu_identity.h"
 
 namespace mha {
 

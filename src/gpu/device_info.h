@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "result_row.h"
+#include "common/result_row.h"
 
 namespace mha {
 

@@ -1,6 +1,6 @@
 // Driver release and GPU identities for report metadata (NVML through dlopen, as gpu_monitor.cpp:
 // the development machines' CUDA has no nvml.h).
-#include "gpu_identity.h"
+#include "gpu/gpu_identity.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

@@ -1,11 +1,11 @@
 // NVML by dlopen: only the entry points the monitor needs, declared with NVML's C ABI.
-#include "gpu_monitor.h"
+#include "gpu/gpu_monitor.h"
 
 #include <dlfcn.h>
 
 #include <cstdint>
 
-#include "device_info.h"
+#include "gpu/device_info.h"
 
 namespace mha {
 namespace {

@@ -1,5 +1,5 @@
 // Problem and its generated inputs as the library's shape and arguments.
-#include "library_view.h"
+#include "gpu/library_view.h"
 
 #include <algorithm>
 

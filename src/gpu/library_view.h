@@ -3,8 +3,8 @@
 // plan/run API share them.
 #pragma once
 
-#include "decode_plan.h"
-#include "problem.h"
+#include "api/decode_plan.h"
+#include "problems/problem.h"
 
 namespace mha {
 

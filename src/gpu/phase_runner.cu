@@ -1,8 +1,8 @@
 // A decode step with phase stamps: see phase_runner.h.
-#include "device_buffer.h"
-#include "errors.h"
-#include "phase_clock.cuh"
-#include "phase_runner.h"
+#include "common/errors.h"
+#include "gpu/device_buffer.h"
+#include "gpu/phase_runner.h"
+#include "kernels/phase_clock.cuh"
 
 namespace mha {
 

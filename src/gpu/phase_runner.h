@@ -7,10 +7,10 @@
 
 #include <vector>
 
-#include "kernel_registry.h"
-#include "phase_timeline.h"
-#include "point_runner.h"
-#include "problem_data.h"
+#include "gpu/phase_stamps.h"
+#include "gpu/point_runner.h"
+#include "gpu/problem_data.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

@@ -1,5 +1,5 @@
 // Running one (kernel, problem, partitions) point: output buffers, poisoning, the launch with its
-// error classified into a disposition, and the check against the reference.
+// error classified into a disposition (verify/verify_point.h checks the output).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,13 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "device_buffer.h"
-#include "kernel_registry.h"
-#include "problem.h"
-#include "problem_data.h"
-#include "result_row.h"
-#include "split_plan.h"
-#include "verification.h"
+#include "api/split_plan.h"
+#include "common/result_row.h"
+#include "gpu/device_buffer.h"
+#include "gpu/problem_data.h"
+#include "problems/problem.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 
@@ -60,16 +59,5 @@ struct StepBuffers {
 // Launch-time failures that mean "this configuration cannot run here" rather than a broken
 // context: recorded as not_supported and the sweep goes on. Sticky errors throw CudaError.
 bool is_unsupported_launch(cudaError_t err);
-
-struct VerifyOutcome {
-  Status status = Status::kFailed;
-  std::string reason;
-  ErrorReport error;
-  std::vector<float> output;  // the kernel's output (for --dump)
-};
-
-VerifyOutcome verify_point(const KernelEntry& kernel, const Problem& problem,
-                           const ProblemData& data, int partitions, const std::vector<double>& ref,
-                           ReduceMode mode = ReduceMode::kSeparate);
 
 }  // namespace mha

@@ -6,10 +6,10 @@
 #include <numeric>
 #include <random>
 
-#include "kinds.h"
-#include "masks.cuh"
-#include "problem_data.h"
-#include "ptx.cuh"
+#include "common/kinds.h"
+#include "gpu/problem_data.h"
+#include "kernels/masks.cuh"
+#include "kernels/ptx.cuh"
 
 namespace mha {
 namespace {

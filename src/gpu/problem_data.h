@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "decode_params.cuh"
-#include "device_buffer.h"
-#include "kinds.h"
-#include "problem.h"
+#include "common/kinds.h"
+#include "gpu/device_buffer.h"
+#include "kernels/decode_params.cuh"
+#include "problems/problem.h"
 
 namespace mha {
 

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <vector>
 
-#include "bandwidth_probe.h"
-#include "device_buffer.h"
-#include "errors.h"
-#include "memory_budget.h"
-#include "read_floor.h"
+#include "common/errors.h"
+#include "gpu/bandwidth_probe.h"
+#include "gpu/device_buffer.h"
+#include "gpu/read_floor.h"
+#include "sweep/memory_budget.h"
 
 namespace mha {
 

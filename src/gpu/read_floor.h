@@ -6,9 +6,9 @@
 
 #include <cuda_runtime.h>
 
-#include "problem.h"
-#include "stats.h"
-#include "step_timer.h"
+#include "common/stats.h"
+#include "gpu/step_timer.h"
+#include "problems/problem.h"
 
 namespace mha {
 

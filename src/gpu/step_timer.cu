@@ -5,17 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "errors.h"
-#include "step_timer.h"
+#include "common/errors.h"
+#include "gpu/step_timer.h"
 
 namespace mha {
-
-int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes) {
-  const double target = 4.0 * l2_bytes;  // four L2s of other data between two uses of a copy
-  int copies = static_cast<int>(std::ceil(target / std::max(1.0, bytes_per_copy)));
-  copies = std::min(copies, static_cast<int>(max_total_bytes / std::max(1.0, bytes_per_copy)));
-  return std::clamp(copies, 1, 512);
-}
 
 namespace {
 

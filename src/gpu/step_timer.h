@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "point_runner.h"
-#include "problem_data.h"
-#include "stats.h"
+#include "common/stats.h"
+#include "gpu/point_runner.h"
+#include "gpu/problem_data.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 
@@ -38,8 +38,5 @@ int steps_per_graph(int copies);
 TimingStats time_step(const KernelEntry& kernel, const ProblemData& data, int partitions,
                       const StepBuffers& buffers, const TimingOptions& options,
                       cudaStream_t stream);
-
-// How many input copies make the working set exceed the L2 several times (1 when one copy does).
-int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes = 16e9);
 
 }  // namespace mha

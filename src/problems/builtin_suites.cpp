@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "errors.h"
-#include "kinds.h"
-#include "problem.h"
+#include "common/errors.h"
+#include "common/kinds.h"
+#include "problems/problem.h"
 
 namespace mha {
 namespace {

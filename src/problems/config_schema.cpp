@@ -1,7 +1,7 @@
 // Validation of config files by the generator's schema, and the check of a config's families
 // against the build's. The rules mirror load_config_obj() in scripts/gen_dispatch.py in the same
 // order; tests/test_config_schema.py runs both over the same bad configs.
-#include "config_schema.h"
+#include "problems/config_schema.h"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include <set>
 #include <tuple>
 
-#include "errors.h"
-#include "report_json.h"
+#include "common/errors.h"
+#include "problems/json_strict.h"
 
 namespace mha {
 

@@ -1,14 +1,16 @@
 // A SAX pass over a JSON text: a stack of the keys seen per open object, to find duplicates and
 // excessive depth before the tree is built.
-#include "json_strict.h"
+#include "problems/json_strict.h"
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <vector>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 namespace {
@@ -88,6 +90,24 @@ void check_json_strict(const std::string& text, const std::string& origin) {
     json::sax_parse(text, &sax);
   } catch (const json::exception&) {
     // A number out of range ("1e400") throws here; the parser that runs next reports it.
+  }
+}
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot open " + what);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  const std::string text = read_text_file(path, what);
+  check_json_strict(text, path);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
+    throw UsageError(path + ": not valid JSON: " + e.what());
   }
 }
 

@@ -1,13 +1,13 @@
 // Seeded length mixes. The generator is SplitMix64 and the normal draw Box-Muller, both simple
 // enough to be written identically in Python (scripts/peerlib/suite.py, tested against this).
-#include "length_mix.h"
+#include "problems/length_mix.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 namespace {

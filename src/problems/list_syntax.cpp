@@ -1,12 +1,12 @@
 // Expanding ':' lists with x/+/pow2 range steps (grammar in list_syntax.h).
-#include "list_syntax.h"
+#include "problems/list_syntax.h"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <sstream>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 namespace {

@@ -1,6 +1,6 @@
 // Problem specs: parsing inline specs and JSON problem files, filling missing fields from a
 // kernel's family, stable names.
-#include "problem.h"
+#include "problems/problem.h"
 
 #include <fmt/format.h>
 
@@ -12,13 +12,13 @@
 #include <set>
 #include <sstream>
 
-#include "errors.h"
-#include "fnv1a.h"
-#include "kinds.h"
-#include "length_mix.h"
-#include "list_syntax.h"
-#include "masks.cuh"
-#include "report_json.h"
+#include "common/errors.h"
+#include "common/fnv1a.h"
+#include "common/kinds.h"
+#include "kernels/masks.cuh"
+#include "problems/json_strict.h"
+#include "problems/length_mix.h"
+#include "problems/list_syntax.h"
 
 namespace mha {
 

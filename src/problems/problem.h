@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "result_row.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/result_row.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

@@ -1,12 +1,12 @@
 // Problems no kernel serves: the reasons kernel_matches() gives, grouped, for verify and sweep.
-#include "problem_coverage.h"
+#include "problems/problem_coverage.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <map>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decode_params.cuh"
+#include "kernels/decode_params.cuh"
 
 namespace mha {
 

@@ -1,5 +1,5 @@
 // Pairing, classification and the markdown / CSV output of `mha-tune compare`.
-#include "compare.h"
+#include "reports/compare.h"
 
 #include <fmt/format.h>
 
@@ -8,14 +8,14 @@
 #include <cstdio>
 #include <map>
 
-#include "compare_defaults.h"
-#include "errors.h"
-#include "journal.h"
-#include "noise_floor.h"
-#include "rank_test.h"
-#include "report_csv.h"
-#include "split_plan.h"
-#include "stats.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "common/stats.h"
+#include "reports/compare_defaults.h"
+#include "reports/journal.h"
+#include "reports/noise_floor.h"
+#include "reports/rank_test.h"
+#include "reports/report_csv.h"
 
 namespace mha {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "report_json.h"
-#include "samples_file.h"
+#include "reports/report_json.h"
+#include "reports/samples_file.h"
 
 namespace mha {
 

@@ -1,10 +1,10 @@
 // The defaults' choice per problem, found in each report and judged.
-#include "compare_defaults.h"
+#include "reports/compare_defaults.h"
 
 #include <algorithm>
 #include <map>
 
-#include "journal.h"
+#include "reports/journal.h"
 
 namespace mha {
 

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "compare.h"
-#include "defaults_table.h"
+#include "defaults/defaults_table.h"
+#include "reports/compare.h"
 
 namespace mha {
 

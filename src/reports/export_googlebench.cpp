@@ -1,13 +1,13 @@
 // Report -> Google Benchmark JSON (the fields of benchmark's JSONReporter, v1.8).
-#include "export_googlebench.h"
+#include "reports/export_googlebench.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <map>
 
-#include "errors.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
 
 namespace mha {
 

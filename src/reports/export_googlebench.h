@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "report_json.h"
+#include "reports/report_json.h"
 
 namespace mha {
 

@@ -1,13 +1,13 @@
 // The report and config schemas, built from the tool's own tables.
-#include "json_schema.h"
+#include "reports/json_schema.h"
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "report_json.h"
-#include "row_fields.h"
+#include "registry/kernel_registry.h"
+#include "reports/report_json.h"
+#include "reports/row_fields.h"
 
 namespace mha {
 

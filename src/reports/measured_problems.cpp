@@ -1,6 +1,6 @@
 // Reports to measured problems: the passed points per problem and tile, the best per problem, the
 // problems left with nothing passed, and the time model's samples.
-#include "measured_problems.h"
+#include "reports/measured_problems.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <cmath>
 #include <set>
 
-#include "errors.h"
-#include "journal.h"
-#include "split_plan.h"
-#include "split_rules.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "reports/journal.h"
+#include "reports/split_rules.h"
 
 namespace mha {
 

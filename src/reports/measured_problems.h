@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "report_json.h"
-#include "select.h"
-#include "time_model.h"
+#include "reports/report_json.h"
+#include "reports/select.h"
+#include "reports/time_model.h"
 
 namespace mha {
 

@@ -1,5 +1,5 @@
 // Checks that reports are shards of one sweep and joins their rows and metadata.
-#include "merge.h"
+#include "reports/merge.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <map>
 #include <sstream>
 
-#include "errors.h"
-#include "journal.h"
-#include "report_csv.h"
-#include "sharding.h"
+#include "common/errors.h"
+#include "reports/journal.h"
+#include "reports/report_csv.h"
+#include "sweep/sharding.h"
 
 namespace mha {
 

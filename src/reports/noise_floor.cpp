@@ -1,5 +1,5 @@
 // Deriving, storing and applying the cross-machine noise floor of `compare`.
-#include "noise_floor.h"
+#include "reports/noise_floor.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <limits>
 #include <map>
 
-#include "errors.h"
-#include "journal.h"
-#include "stats.h"
+#include "common/errors.h"
+#include "common/stats.h"
+#include "reports/journal.h"
 
 namespace mha {
 

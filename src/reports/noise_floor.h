@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "report_json.h"
+#include "reports/report_json.h"
 
 namespace mha {
 

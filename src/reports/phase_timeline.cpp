@@ -1,5 +1,5 @@
 // Summaries of phase stamps: see phase_timeline.h.
-#include "phase_timeline.h"
+#include "reports/phase_timeline.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "stats.h"
+#include "common/stats.h"
 
 namespace mha {
 namespace {

@@ -1,6 +1,6 @@
 // The Mann-Whitney U test: ranks of the pooled samples (ties share their mean rank), U of the
 // first side, and its normal approximation.
-#include "rank_test.h"
+#include "reports/rank_test.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
 // CSV report writer with RFC 4180 quoting.
-#include "report_csv.h"
+#include "reports/report_csv.h"
 
 #include <fmt/format.h>
 
-#include "report_json.h"
-#include "row_fields.h"
+#include "reports/report_json.h"
+#include "reports/row_fields.h"
 
 namespace mha {
 

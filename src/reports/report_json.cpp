@@ -1,5 +1,5 @@
 // JSON form of rows, metadata and reports; strict reading with file-and-key messages.
-#include "report_json.h"
+#include "reports/report_json.h"
 
 #include <fmt/format.h>
 
@@ -12,11 +12,11 @@
 #include <sstream>
 #include <tuple>
 
-#include "errors.h"
-#include "json_strict.h"
-#include "problem.h"
-#include "row_fields.h"
-#include "split_code.h"
+#include "common/errors.h"
+#include "common/split_code.h"
+#include "problems/json_strict.h"
+#include "problems/problem.h"
+#include "reports/row_fields.h"
 
 namespace mha {
 
@@ -359,24 +359,6 @@ void write_report_json(const std::string& path, const RunMetadata& meta,
                        const std::vector<ResultRow>& rows) {
   write_text_file_atomic(
       path, report_to_json(meta, rows).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
-}
-
-std::string read_text_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot open " + what);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-json read_json_file(const std::string& path, const std::string& what) {
-  const std::string text = read_text_file(path, what);
-  check_json_strict(text, path);
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
-    throw UsageError(path + ": not valid JSON: " + e.what());
-  }
 }
 
 Report read_report_json(const std::string& path) {

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "result_row.h"
+#include "common/result_row.h"
+#include "problems/json_strict.h"  // read_text_file, read_json_file
 
 namespace mha {
 
@@ -41,9 +42,5 @@ Report read_report_json(const std::string& path);
 
 // Writes `text` to `path` through a temporary file and a rename; throws UsageError on failure.
 void write_text_file_atomic(const std::string& path, const std::string& text);
-// The whole file; throws UsageError "<path>: cannot open <what>" when it cannot be read.
-std::string read_text_file(const std::string& path, const std::string& what);
-// The file parsed as JSON; throws UsageError naming the file when it cannot be read or parsed.
-nlohmann::json read_json_file(const std::string& path, const std::string& what);
 
 }  // namespace mha

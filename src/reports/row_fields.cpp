@@ -1,8 +1,8 @@
 // The table of row_fields.h. Each entry names a member once; the macros only spell out the
 // getter and setter of its type.
-#include "row_fields.h"
+#include "reports/row_fields.h"
 
-#include "split_plan.h"
+#include "api/split_plan.h"
 
 namespace mha {
 

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "result_row.h"
+#include "common/result_row.h"
 
 namespace mha {
 

@@ -1,5 +1,5 @@
 // The samples sidecar: one point a line, written as points finish, read whole by compare.
-#include "samples_file.h"
+#include "reports/samples_file.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "errors.h"
-#include "report_json.h"
+#include "common/errors.h"
+#include "reports/report_json.h"
 
 namespace mha {
 

@@ -1,6 +1,6 @@
 // `mha-tune select`: the selection (buckets, rule, time model), its costs in sample and held out,
 // the defaults it answers for a shape, and the command (suggestions and evaluation included).
-#include "select.h"
+#include "reports/select.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,14 +15,14 @@
 #include <sstream>
 #include <tuple>
 
-#include "errors.h"
-#include "measured_problems.h"
-#include "report_json.h"
-#include "select_decisions.h"
-#include "select_evaluate.h"
-#include "select_internal.h"
-#include "split_plan.h"
-#include "suggest.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "reports/measured_problems.h"
+#include "reports/report_json.h"
+#include "reports/select_decisions.h"
+#include "reports/select_evaluate.h"
+#include "reports/select_internal.h"
+#include "reports/suggest.h"
 
 namespace mha {
 

@@ -8,22 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "defaults_table.h"  // PartitionRule, auto_partitions
-#include "report_json.h"
-#include "time_model.h"
+#include "defaults/defaults_table.h"
+#include "reports/report_json.h"
+#include "reports/time_model.h"
 
 namespace mha {
 
-// Unfitted default, for `sweep --partitions auto` before any select has run: about two blocks
-// per SM (one block per SM does not keep enough bytes in flight for a memory-bound decode step),
-// each partition streaming at least 256 keys (several BN tiles, so the fixed per-partition cost of
-// loading q, writing partials and reducing them stays small), at most 64 partitions.
-PartitionRule default_partition_rule();
-// The blocks one partition launches: batch x kv_heads (work_units) times the row blocks of each
-// KV head (a group larger than the tile's BM takes several). What the rule must count.
-inline int rule_work_units(int work_units, int group, int bm) {
-  return work_units * ((group + bm - 1) / (bm > 0 ? bm : 1));
-}
 // The rule `mha-tune select` fitted, read from its --out-json file (so that `sweep --partitions
 // auto --rule FILE` applies it). Throws UsageError naming the file and key.
 PartitionRule read_partition_rule(const std::string& defaults_json_path);

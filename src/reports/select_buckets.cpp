@@ -10,9 +10,9 @@
 #include <set>
 #include <tuple>
 
-#include "errors.h"
-#include "select_internal.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "reports/select_internal.h"
 
 namespace mha {
 

@@ -1,11 +1,11 @@
 // select's defaults laid out on the library's grid: one choose_default per grid point, on a shape
 // of that family with batch x KV heads and keys at the point.
-#include "select_decisions.h"
+#include "reports/select_decisions.h"
 
 #include <cmath>
 #include <map>
 
-#include "time_model.h"
+#include "reports/time_model.h"
 
 namespace mha {
 

@@ -2,8 +2,8 @@
 // kernel family, half an octave apart in batch x KV heads and in keys (defaults_table.h).
 #pragma once
 
-#include "defaults_table.h"
-#include "select.h"
+#include "defaults/defaults_table.h"
+#include "reports/select.h"
 
 namespace mha {
 

@@ -1,6 +1,6 @@
 // Held-out evaluation of select's defaults: each test problem's chosen point priced by the times
 // the test reports measured, grouped by kind and by batch.
-#include "select_evaluate.h"
+#include "reports/select_evaluate.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,11 +10,11 @@
 #include <map>
 #include <set>
 
-#include "errors.h"
-#include "kinds.h"
-#include "measured_problems.h"
-#include "select_decisions.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "common/kinds.h"
+#include "reports/measured_problems.h"
+#include "reports/select_decisions.h"
 
 namespace mha {
 

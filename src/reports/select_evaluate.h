@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "defaults_table.h"
-#include "report_json.h"
-#include "select.h"
+#include "defaults/defaults_table.h"
+#include "reports/report_json.h"
+#include "reports/select.h"
 
 namespace mha {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "measured_problems.h"
-#include "select.h"
+#include "reports/measured_problems.h"
+#include "reports/select.h"
 
 namespace mha {
 

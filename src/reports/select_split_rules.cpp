@@ -9,10 +9,10 @@
 #include <set>
 #include <tuple>
 
-#include "errors.h"
-#include "select_internal.h"
-#include "split_plan.h"
-#include "split_rules.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "reports/select_internal.h"
+#include "reports/split_rules.h"
 
 namespace mha {
 

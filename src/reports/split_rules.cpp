@@ -2,7 +2,7 @@
 // taken): FlashAttention-2 csrc/flash_attn/flash_api.cpp (num_splits_heuristic,
 // set_params_splitkv), vLLM paged attention v2, FlashInfer include/flashinfer/attention/
 // scheduler.cuh (PartitionPagedKVCacheBinarySearchMinNumPagePerBatch), Modular MAX nn/mha.mojo.
-#include "split_rules.h"
+#include "reports/split_rules.h"
 
 #include <algorithm>
 #include <cmath>

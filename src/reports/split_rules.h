@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "result_row.h"
-#include "select.h"
+#include "common/result_row.h"
+#include "registry/kernel_registry.h"
+#include "reports/select.h"
 
 namespace mha {
 

@@ -1,6 +1,6 @@
 // Sweep plans that measure a few hundred points: the candidates a plan or a report holds, the seeds
 // that let the time model fit a tile, then each problem's best-predicted unmeasured points.
-#include "suggest.h"
+#include "reports/suggest.h"
 
 #include <fmt/format.h>
 
@@ -11,11 +11,11 @@
 #include <set>
 #include <tuple>
 
-#include "defaults_table.h"
-#include "errors.h"
-#include "journal.h"
-#include "report_json.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "defaults/defaults_table.h"
+#include "reports/journal.h"
+#include "reports/report_json.h"
 
 namespace mha {
 

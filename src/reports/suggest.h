@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "measured_problems.h"
-#include "time_model.h"
+#include "reports/measured_problems.h"
+#include "reports/time_model.h"
 
 namespace mha {
 

@@ -1,6 +1,6 @@
 // The time model's geometry (blocks, waves, bytes of a step), its per-tile fit (a grid over the
 // nonlinear terms, least squares for the linear ones) and the choice it makes for a shape.
-#include "time_model.h"
+#include "reports/time_model.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,9 +10,9 @@
 #include <limits>
 #include <map>
 
-#include "defaults_table.h"
-#include "kinds.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/kinds.h"
+#include "defaults/defaults_table.h"
 
 namespace mha {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "result_row.h"
+#include "common/result_row.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

@@ -1,11 +1,11 @@
 // Which specs expand into several kernel families, and why.
-#include "family_expansion.h"
+#include "sweep/family_expansion.h"
 
 #include <fmt/format.h>
 
 #include <set>
 
-#include "defaults_table.h"
+#include "defaults/defaults_table.h"
 
 namespace mha {
 

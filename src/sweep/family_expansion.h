@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "problem.h"
+#include "problems/problem.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

@@ -1,18 +1,31 @@
 // Device-memory estimate of a problem, mirroring the allocations of ProblemData, StepBuffers and
 // gpu_reference (keep them in step when those change).
-#include "memory_budget.h"
+#include "sweep/memory_budget.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
-#include "errors.h"
-#include "kinds.h"
-#include "reference.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "common/kinds.h"
 
 namespace mha {
+
+int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes) {
+  const double target = 4.0 * l2_bytes;  // four L2s of other data between two uses of a copy
+  int copies = static_cast<int>(std::ceil(target / std::max(1.0, bytes_per_copy)));
+  copies = std::min(copies, static_cast<int>(max_total_bytes / std::max(1.0, bytes_per_copy)));
+  return std::clamp(copies, 1, 512);
+}
+
+bool use_cpu_reference(const Problem& p) {
+  double macs = 0;
+  for (int n : p.lengths) macs += double(n) * p.shape.heads * p.shape.depth;
+  return macs <= kCpuReferenceMaxMacs;
+}
 
 namespace {
 

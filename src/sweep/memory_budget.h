@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
+#include "problems/problem.h"
 
 namespace mha {
 
@@ -24,6 +24,15 @@ struct MemoryNeed {
   double reserve_bytes = 0;    // CUDA graphs, events and allocation rounding
   double total() const { return inputs_bytes + outputs_bytes + reference_bytes + reserve_bytes; }
 };
+
+// How many input copies make the working set exceed the L2 several times (1 when one copy does):
+// what the planner estimates with, the budget counts and the runners allocate.
+int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes = 16e9);
+
+// Problems up to this many multiply-adds (batch·heads·keys·depth) use the CPU reference; larger
+// ones the GPU one, whose buffers the budget counts (verify/ runs whichever this says).
+constexpr double kCpuReferenceMaxMacs = 64.0 * 1024 * 1024;
+bool use_cpu_reference(const Problem& problem);
 
 // Peak device bytes of one problem: `copies` input copies (ProblemData), the StepBuffers of its
 // largest partition count, and the GPU reference when the problem is too large for the CPU one.

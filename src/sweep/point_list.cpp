@@ -1,5 +1,5 @@
 // The point list `sweep --points` reads, checked against the plan it restricts.
-#include "point_list.h"
+#include "sweep/point_list.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "errors.h"
-#include "json_strict.h"
+#include "common/errors.h"
+#include "problems/json_strict.h"
 
 namespace mha {
 

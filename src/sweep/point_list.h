@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sharding.h"
+#include "sweep/sharding.h"
 
 namespace mha {
 

@@ -1,5 +1,5 @@
 // The sweep's default report prefix and the journal a bare --resume continues.
-#include "report_prefix.h"
+#include "sweep/report_prefix.h"
 
 #include <cctype>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // Cost model, LPT shard assignment, --shard parsing and the multi-GPU work queue.
-#include "sharding.h"
+#include "sweep/sharding.h"
 
 #include <fmt/format.h>
 
@@ -12,9 +12,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "errors.h"
-#include "kinds.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "common/kinds.h"
 
 namespace mha {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "result_row.h"
+#include "common/result_row.h"
 
 namespace mha {
 

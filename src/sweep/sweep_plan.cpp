@@ -1,5 +1,5 @@
 // The dry-run plan and its duration estimate (model in sweep_plan.h).
-#include "sweep_plan.h"
+#include "sweep/sweep_plan.h"
 
 #include <fmt/format.h>
 
@@ -9,11 +9,11 @@
 #include <optional>
 #include <set>
 
-#include "errors.h"
-#include "journal.h"
-#include "point_list.h"
-#include "split_plan.h"
-#include "step_timer.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "common/result_row.h"
+#include "sweep/memory_budget.h"
+#include "sweep/point_list.h"
 
 namespace mha {
 

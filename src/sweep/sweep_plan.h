@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
-#include "problem.h"
-#include "select.h"
-#include "sharding.h"
+#include "common/partition_rule.h"
+#include "problems/problem.h"
+#include "registry/kernel_registry.h"
+#include "sweep/sharding.h"
 
 namespace mha {
 

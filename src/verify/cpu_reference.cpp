@@ -4,17 +4,12 @@
 #include <cmath>
 #include <limits>
 
-#include "kinds.h"
-#include "masks.cuh"
-#include "reference.h"
+#include "common/kinds.h"
+#include "kernels/masks.cuh"
+#include "sweep/memory_budget.h"
+#include "verify/reference.h"
 
 namespace mha {
-
-bool use_cpu_reference(const Problem& p) {
-  double macs = 0;
-  for (int n : p.lengths) macs += double(n) * p.shape.heads * p.shape.depth;
-  return macs <= kCpuReferenceMaxMacs;
-}
 
 std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in) {
   const ProblemShape& s = problem.shape;

@@ -1,7 +1,7 @@
 // verify --dump's manifest: the problem as an outside reference needs it.
-#include "dump_manifest.h"
+#include "verify/dump_manifest.h"
 
-#include "problem_data.h"  // kv_quantisation
+#include "gpu/problem_data.h"  // kv_quantisation
 
 namespace mha {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "problem.h"
+#include "problems/problem.h"
 
 namespace mha {
 

@@ -3,10 +3,10 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "device_buffer.h"
-#include "kinds.h"
-#include "reference.h"
-#include "reference_kernel.cuh"
+#include "common/kinds.h"
+#include "gpu/device_buffer.h"
+#include "kernels/reference_kernel.cuh"
+#include "verify/reference.h"
 
 namespace mha {
 

@@ -1,11 +1,11 @@
 // .npy writer: magic, version 1.0, a padded header dict, then little-endian C-order data.
-#include "npy_writer.h"
+#include "verify/npy_writer.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 namespace {

@@ -7,18 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "masks.cuh"
-#include "problem.h"
-#include "problem_data.h"
+#include "gpu/problem_data.h"
+#include "kernels/masks.cuh"
+#include "problems/problem.h"
 
 namespace mha {
 
 // out[batch][heads][depth] in float64.
 std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in);
-
-// Problems up to this many multiply-adds (batch·heads·keys·depth) use the CPU reference.
-constexpr double kCpuReferenceMaxMacs = 64.0 * 1024 * 1024;
-bool use_cpu_reference(const Problem& problem);
 
 // fp32 output [batch][heads][depth] computed on the GPU from copy 0 of `data`; with `lse`, also
 // each row's log-sum-exp [batch][heads] (DecodeParams::lse).

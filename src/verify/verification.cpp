@@ -1,11 +1,11 @@
 // Error metrics and tolerances for verification.
-#include "verification.h"
+#include "verify/verification.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "kinds.h"
+#include "common/kinds.h"
 
 namespace mha {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 

@@ -1,5 +1,5 @@
 // Disposition names of ResultRow::status, as they appear in reports, journals and CSV files.
-#include "result_row.h"
+#include "common/result_row.h"
 
 #include <stdexcept>
 
@@ -29,6 +29,14 @@ Status status_from_name(const std::string& s) {
   if (s == "skipped") return Status::kSkipped;
   throw std::invalid_argument("unknown status '" + s +
                               "' (expected passed, incorrect, failed, not_supported, skipped)");
+}
+
+std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions) {
+  return kernel + "|" + problem_name + "|p" + std::to_string(partitions);
+}
+
+std::string point_key(const ResultRow& row) {
+  return point_key(row.kernel, row.problem.name, row.partitions);
 }
 
 }  // namespace mha

@@ -1,6 +1,6 @@
 // Glob selection over the kernel registry: positive globs include, '-' globs exclude (the rule
 // of gen_dispatch.py's --filter and MHA_KERNEL_FILTER, so one filter means the same everywhere).
-#include "kernel_selection.h"
+#include "sweep/kernel_selection.h"
 
 #include <fmt/format.h>
 #include <fnmatch.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "errors.h"
+#include "common/errors.h"
 
 namespace mha {
 namespace {

@@ -11,13 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "result_row.h"
+#include "common/result_row.h"
 
 namespace mha {
-
-// Identity of a point everywhere (journal, compare): "<kernel>|<problem name>|p<partitions>".
-std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions);
-std::string point_key(const ResultRow& row);
 
 constexpr const char* kCrashedReason =
     "process ended twice while running this point (retried once on resume)";

@@ -1,5 +1,5 @@
 // Append-only JSON Lines journal of a sweep, with crash detection on resume.
-#include "journal.h"
+#include "reports/journal.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,20 +14,12 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "errors.h"
-#include "report_json.h"
+#include "common/errors.h"
+#include "reports/report_json.h"
 
 namespace mha {
 
 using nlohmann::json;
-
-std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions) {
-  return kernel + "|" + problem_name + "|p" + std::to_string(partitions);
-}
-
-std::string point_key(const ResultRow& row) {
-  return point_key(row.kernel, row.problem.name, row.partitions);
-}
 
 ResultRow crashed_row(ResultRow point) {
   point.status = Status::kFailed;

@@ -1,5 +1,5 @@
 // Sample statistics and the noise-based stopping rule (see stats.h for the choice of noise).
-#include "stats.h"
+#include "common/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
-// The partition rule for shapes no bucket measured: its default, its fit on measured problems (a
-// grid over alpha and the keys per partition) and the file `sweep --rule` reads it from.
+// select's fit of the partition rule (common/partition_rule.h) on measured problems (a grid over
+// alpha and the keys per partition), and the file `sweep --rule` reads the fitted rule from.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,10 +10,10 @@
 #include <set>
 #include <tuple>
 
-#include "errors.h"
-#include "report_json.h"
-#include "select_internal.h"
-#include "split_plan.h"
+#include "api/split_plan.h"
+#include "common/errors.h"
+#include "reports/report_json.h"
+#include "reports/select_internal.h"
 
 namespace mha {
 
@@ -69,8 +69,6 @@ RuleFit fit_rule(const Subset& problems, const std::vector<BucketChoice>& bucket
   }
   return best;
 }
-
-PartitionRule default_partition_rule() { return PartitionRule{}; }  // select.h's defaults
 
 PartitionRule read_partition_rule(const std::string& path) {
   const json j = read_json_file(path, "the defaults file");

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel_registry.h"
+#include "registry/kernel_registry.h"
 
 namespace mha {
 
@@ -84,6 +84,10 @@ struct ResultRow {
   bool throttled = false;
   int device = 0;
 };
+
+// Identity of a point everywhere (journal, compare): "<kernel>|<problem name>|p<partitions>".
+std::string point_key(const std::string& kernel, const std::string& problem_name, int partitions);
+std::string point_key(const ResultRow& row);
 
 // What every report carries about the run that produced it.
 struct RunMetadata {

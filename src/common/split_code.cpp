@@ -1,10 +1,10 @@
 // The split code's encoding and its text form, checked both ways.
-#include "split_code.h"
+#include "common/split_code.h"
 
 #include <cctype>
 #include <stdexcept>
 
-#include "decode_params.cuh"  // kMaxClusterPartitions
+#include "kernels/decode_params.cuh"  // kMaxClusterPartitions
 
 namespace mha {
 
