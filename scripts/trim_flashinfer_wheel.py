@@ -142,6 +142,12 @@ def main():
         # FlashInfer's own headers and spdlog are small and every module includes from them.
         keep |= {str(p.resolve()) for d in ("include", "spdlog") for p in (data / d).rglob("*")
                  if p.is_file()}
+        # The tensor-core decode on a paged cache builds a paged-only prefill module
+        # (batch_prefill_paged*.cu) that the generators above do not name: on the H200 its JIT
+        # failed on the missing source. The batch decode and prefill sources at the top of csrc
+        # are small (97 KB, 25 files) and kept whole.
+        keep |= {str(p.resolve()) for pattern in ("batch_prefill*", "batch_decode*")
+                 for p in (data / "csrc").glob(pattern) if p.is_file()}
         kept = removed = 0
         for p in sorted(data.rglob("*")):
             if not p.is_file():
