@@ -124,7 +124,7 @@ mha::DefaultsTable one_entry_table(const mha::KernelEntry& k, int partitions) {
   mha::DefaultsFamily f;
   f.family = mha::family_name("bf16", 128, 4, "contig", "null", false);
   f.entries.push_back(
-      {mha::half_octave(8), mha::half_octave(4096), false, k.name, partitions, false});
+      {mha::half_octave(8), mha::half_octave(4096), false, k.name, partitions, false, {}});
   t.families.push_back(f);
   return t;
 }
@@ -164,6 +164,36 @@ TEST(DecodeApiRunTimeDefaults, ALoadedTableAnswersFirstOnItsGpu) {
   mha::unload_decode_defaults();
   EXPECT_EQ(mha::decode_defaults_origin(), "");
   EXPECT_EQ(mha::choose_decode(s, 132).reason.find(path), std::string::npos);
+}
+
+TEST(DecodeApiRunTimeDefaults, ABuildWithoutTheTablesTileRunsItsFirstCompiledAlternative) {
+  const mha::KernelEntry* k = g4_contig_kernel();
+  ASSERT_NE(k, nullptr) << "the CI build has a bf16 group-4 contiguous kernel";
+  mha::DefaultsTable t = one_entry_table(*k, 3);
+  mha::DefaultsEntry& e = t.families[0].entries[0];
+  e.kernel = "decode_bf16_bf16_d128_g4_contig_null_bm64_bn256_bk64_wm16_wn16_t1024_s9";
+  e.alternatives = {{"decode_bf16_bf16_d128_g4_contig_null_bm32_bn512_bk64_wm16_wn16_t1024_s9", 2},
+                    {k->name, mha::kClusterSplitBase + 4},
+                    {k->name, 6}};
+  const std::string path = write_table("decode_api_alternatives.json", t);
+  ASSERT_TRUE(mha::load_decode_defaults(path));
+  mha::DecodeShape s;  // batch 1 x 8 KV heads, 5,000 keys: the entry is the nearest
+  s.max_keys = 5000;
+  const mha::DecodeChoice c = mha::choose_decode(s, 132);
+  EXPECT_EQ(c.kernel, k);
+  EXPECT_EQ(c.partitions, 4);
+  EXPECT_TRUE(c.cluster_combine);
+  EXPECT_FALSE(c.is_tuned);
+  EXPECT_NE(c.reason.find("the time model's choice 3"), std::string::npos) << c.reason;
+  // None of the choices compiled in: the loaded table does not answer (the compiled-in one or
+  // the rule does, as without it).
+  e.alternatives.resize(1);
+  const std::string none = write_table("decode_api_alternatives_none.json", t);
+  ASSERT_TRUE(mha::load_decode_defaults(none));
+  const mha::DecodeChoice fallback = mha::choose_decode(s, 132);
+  EXPECT_NE(fallback.kernel, nullptr);
+  EXPECT_EQ(fallback.reason.find(none), std::string::npos) << fallback.reason;
+  mha::unload_decode_defaults();
 }
 
 TEST(DecodeApiRunTimeDefaults, ABrokenFileIsRefusedAndTheTableInUseStays) {

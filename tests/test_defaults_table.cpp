@@ -18,10 +18,10 @@ DefaultsTable table() {
   t.sm_count = 132;
   DefaultsFamily f;
   f.family = family_name("bf16", 128, 4, "contig", "null", false);
-  f.entries = {{6, 18, false, "k_a", 1, true},
-               {6, 26, false, "k_b", 16, false},
-               {12, 26, false, "k_c", 4, false},
-               {6, 26, true, "k_d", encode_split_plan({1, 128}), true}};
+  f.entries = {{6, 18, false, "k_a", 1, true, {}},
+               {6, 26, false, "k_b", 16, false, {}},
+               {12, 26, false, "k_c", 4, false, {}},
+               {6, 26, true, "k_d", encode_split_plan({1, 128}), true, {}}};
   t.families.push_back(f);
   return t;
 }
@@ -70,6 +70,24 @@ TEST(DefaultsTable, ReadsBackWhatItWrites) {
   }
 }
 
+TEST(DefaultsTable, AlternativesReadBackAndAreOptional) {
+  DefaultsTable t = table();
+  DefaultsEntry& e = t.families[0].entries[0];
+  e.alternatives = {{"decode_bf16_bf16_d128_g4_contig_null_bm8_bn64_bk32_wm8_wn16_t128_s3_wsk",
+                     kClusterSplitBase + 8},
+                    {e.kernel, 16}};
+  const std::string text = defaults_to_json_text(t);
+  const DefaultsTable back = defaults_from_json_text(text, "t.json");
+  const DefaultsEntry& b = back.families[0].entries[0];
+  ASSERT_EQ(b.alternatives.size(), 2u);
+  EXPECT_EQ(b.alternatives[0].kernel, e.alternatives[0].kernel);
+  EXPECT_EQ(b.alternatives[0].partitions, kClusterSplitBase + 8);
+  EXPECT_EQ(b.alternatives[1].kernel, e.kernel);
+  EXPECT_EQ(b.alternatives[1].partitions, 16);
+  EXPECT_NE(text.find("\"cluster8\""), std::string::npos);        // the split's text form
+  EXPECT_TRUE(back.families[0].entries[1].alternatives.empty());  // written without: six items
+}
+
 void expect_refused(const std::string& text, const std::string& says) {
   try {
     defaults_from_json_text(text, "bad.json");
@@ -102,6 +120,18 @@ TEST(DefaultsTable, RefusesBrokenFilesNamingTheKey) {
       R"({"schema_version": 1, "gpu_name": "g", "sm_count": -1, "kernels": [], "families": []})",
       "sm_count");
   expect_refused(head + R"("families": {}})", "families");
+  expect_refused(head + R"("families": [{"family": "f", "entries": )"
+                        R"([[1, 2, false, 0, 1, true, [[0, 1], [0, 2], [0, 4], [0, 8]]]]}]})",
+                 "at most 3 alternatives");
+  expect_refused(head + R"("families": [{"family": "f", "entries": )"
+                        R"([[1, 2, false, 0, 1, true, [[5, 1]]]]}]})",
+                 "[6][0]: kernel index 5");
+  expect_refused(head + R"("families": [{"family": "f", "entries": )"
+                        R"([[1, 2, false, 0, 1, true, [[0, 0]]]]}]})",
+                 "[6][0]: partitions");
+  expect_refused(head + R"("families": [{"family": "f", "entries": )"
+                        R"([[1, 2, false, 0, 1, true, [0]]]}]})",
+                 "[6][0]: expected [kernel index, partitions]");
   expect_refused(R"({"schema_version": 1, "gpu_name": "g", "sm_count": 132, "kernels": [], )"
                  R"("families": []})",
                  "partition_rule");

@@ -76,8 +76,19 @@ std::shared_ptr<const DefaultsTable> current_table() {
   return g_defaults;
 }
 
-// The table's answer as a choice of a compiled kernel that computes the shape: its own kernel, or
-// the instance of the same tile for the shape's out_dtype (the table keys families without it).
+// A compiled kernel of `kernel`'s tile that computes the shape: the instance itself, or the one
+// of the same tile for the shape's out_dtype (the table keys families without it).
+const KernelEntry* compiled_instance(const std::string& kernel, const DecodeShape& s) {
+  const KernelEntry* k = find_kernel(kernel);
+  if (k != nullptr && computes_shape(k->traits, s)) return k;
+  const std::string tile = tile_of_kernel_name(kernel);
+  for (const KernelEntry& other : kernel_registry())
+    if (computes_shape(other.traits, s) && tile_of_kernel_name(other.name) == tile) return &other;
+  return nullptr;
+}
+
+// The table's answer as a choice of a compiled kernel: the entry's own, else the first of its
+// alternatives (other tiles, best first) this build has.
 bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_count, bool plans,
                        DecodeChoice* c) {
   if (table.sm_count != sm_count) return false;  // measured on another GPU model
@@ -89,24 +100,26 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   q.keys = std::max(1, s.max_keys);
   q.ragged = s.ragged;
   const DefaultsEntry* e = lookup_defaults(table, q);
-  if (e == nullptr || (!plans && is_split_plan(e->partitions)))
-    return false;  // decode() takes none
-  const std::string tile = tile_of_kernel_name(e->kernel);
-  const KernelEntry* k = find_kernel(e->kernel);
-  if (k == nullptr || !computes_shape(k->traits, s)) {
-    k = nullptr;
-    for (const KernelEntry& other : kernel_registry())
-      if (computes_shape(other.traits, s) && tile_of_kernel_name(other.name) == tile) k = &other;
+  if (e == nullptr) return false;
+  std::vector<DefaultsAlternative> choices{{e->kernel, e->partitions}};
+  choices.insert(choices.end(), e->alternatives.begin(), e->alternatives.end());
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (!plans && is_split_plan(choices[i].partitions)) continue;  // decode() takes none
+    const KernelEntry* k = compiled_instance(choices[i].kernel, s);
+    if (k == nullptr) continue;
+    c->kernel = k;
+    c->split = choices[i].partitions;
+    c->partitions = split_count(choices[i].partitions);
+    c->cluster_combine = is_cluster_split(choices[i].partitions);
+    c->is_tuned = e->is_measured && i == 0;
+    c->reason =
+        i == 0 ? std::string(e->is_measured ? "tuned: a measured bucket" : "tuned: the time model")
+               : "tuned: the time model's choice " + std::to_string(i + 1) +
+                     " (the tiles before it are not compiled into this build)";
+    c->reason += " (" + table.origin + ")";
+    return true;
   }
-  if (k == nullptr) return false;
-  c->kernel = k;
-  c->split = e->partitions;
-  c->partitions = split_count(e->partitions);
-  c->cluster_combine = is_cluster_split(e->partitions);
-  c->is_tuned = e->is_measured;
-  c->reason = std::string(e->is_measured ? "tuned: a measured bucket" : "tuned: the time model") +
-              " (" + table.origin + ")";
-  return true;
+  return false;
 }
 
 }  // namespace

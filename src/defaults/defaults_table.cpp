@@ -26,6 +26,37 @@ std::invalid_argument bad(const std::string& origin, const std::string& what) {
   return std::invalid_argument(origin + ": " + what);
 }
 
+// An entry's alternatives, [[kernel index, split], ...]: at most kMaxDefaultsAlternatives.
+std::vector<DefaultsAlternative> read_alternatives(const nlohmann::json& list,
+                                                   const std::vector<std::string>& kernels,
+                                                   const std::string& origin,
+                                                   const std::string& at) {
+  if (!list.is_array() || list.size() > static_cast<size_t>(kMaxDefaultsAlternatives))
+    throw bad(origin, at + "[6]: expected at most " + std::to_string(kMaxDefaultsAlternatives) +
+                          " alternatives [[kernel index, partitions], ...]");
+  std::vector<DefaultsAlternative> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& a = list[i];
+    const std::string where = at + "[6][" + std::to_string(i) + "]";
+    if (!a.is_array() || a.size() != 2)
+      throw bad(origin, where + ": expected [kernel index, partitions]");
+    const int kernel = a[0].get<int>();
+    if (kernel < 0 || static_cast<size_t>(kernel) >= kernels.size())
+      throw bad(origin, where + ": kernel index " + std::to_string(kernel) + " is not in kernels");
+    DefaultsAlternative alt;
+    alt.kernel = kernels[kernel];
+    try {
+      alt.partitions =
+          a[1].is_string() ? parse_split_label(a[1].get<std::string>()) : a[1].get<int>();
+    } catch (const std::invalid_argument& why) {
+      throw bad(origin, where + ": " + why.what());
+    }
+    if (alt.partitions == 0) throw bad(origin, where + ": partitions: 0 is no split");
+    out.push_back(std::move(alt));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string family_name(const std::string& dtype_key, int depth, int group, const std::string& kv,
@@ -110,9 +141,9 @@ DefaultsTable defaults_from_json_text(const std::string& text, const std::string
       for (size_t k = 0; k < entries.size(); ++k) {
         const nlohmann::json& e = entries[k];
         const std::string at = where + ".entries[" + std::to_string(k) + "]";
-        if (!e.is_array() || e.size() != 6)
-          throw bad(origin,
-                    at + ": expected [work, keys, ragged, kernel index, partitions, measured]");
+        if (!e.is_array() || (e.size() != 6 && e.size() != 7))
+          throw bad(origin, at + ": expected [work, keys, ragged, kernel index, partitions, "
+                                 "measured] and optionally [[kernel index, partitions], ...]");
         DefaultsEntry d;
         d.work_half_octave = e[0].get<int>();
         d.keys_half_octave = e[1].get<int>();
@@ -132,6 +163,7 @@ DefaultsTable defaults_from_json_text(const std::string& text, const std::string
           throw bad(origin, at + ": kernel index " + std::to_string(kernel) + " is not in kernels");
         if (d.partitions == 0) throw bad(origin, at + ": partitions: 0 is no split");
         d.kernel = kernels[kernel];
+        if (e.size() == 7) d.alternatives = read_alternatives(e[6], kernels, origin, at);
         f.entries.push_back(std::move(d));
       }
       t.families.push_back(std::move(f));
@@ -146,24 +178,30 @@ std::string defaults_to_json_text(const DefaultsTable& table) {
   std::map<std::string, int> kernel_index;
   std::vector<std::string> kernels;
   for (const DefaultsFamily& f : table.families)
-    for (const DefaultsEntry& e : f.entries)
+    for (const DefaultsEntry& e : f.entries) {
       if (kernel_index.emplace(e.kernel, static_cast<int>(kernels.size())).second)
         kernels.push_back(e.kernel);
-  nlohmann::json head{{"schema_version", 1},
-                      {"what",
-                       "mha-tune decode defaults for one GPU model: per family, entries [half "
-                       "octave of batch x kv_heads, half octave of the longest sequence's keys, "
-                       "ragged, index into kernels, split (\"16\", \"cluster4\", \"plan2x128\"), "
-                       "measured bucket (else the time model)]; the library takes the entry "
-                       "nearest a shape"},
-                      {"gpu_name", table.gpu_name},
-                      {"sm_count", table.sm_count},
-                      {"partition_rule",
-                       {{"alpha", table.rule.alpha},
-                        {"min_keys_per_partition", table.rule.min_keys_per_partition},
-                        {"max_partitions", table.rule.max_partitions},
-                        {"fitted", table.rule.is_fitted}}},
-                      {"kernels", kernels}};
+      for (const DefaultsAlternative& a : e.alternatives)
+        if (kernel_index.emplace(a.kernel, static_cast<int>(kernels.size())).second)
+          kernels.push_back(a.kernel);
+    }
+  nlohmann::json head{
+      {"schema_version", 1},
+      {"what",
+       "mha-tune decode defaults for one GPU model: per family, entries [half "
+       "octave of batch x kv_heads, half octave of the longest sequence's keys, "
+       "ragged, index into kernels, split (\"16\", \"cluster4\", \"plan2x128\"), "
+       "measured bucket (else the time model), optionally [[kernel index, split], ...] "
+       "of other tiles, best first]; the library takes the entry nearest a shape, "
+       "and the first of its choices compiled into the build"},
+      {"gpu_name", table.gpu_name},
+      {"sm_count", table.sm_count},
+      {"partition_rule",
+       {{"alpha", table.rule.alpha},
+        {"min_keys_per_partition", table.rule.min_keys_per_partition},
+        {"max_partitions", table.rule.max_partitions},
+        {"fitted", table.rule.is_fitted}}},
+      {"kernels", kernels}};
   // One family a line, so that a diff of two files reads.
   std::string text = head.dump();
   text.pop_back();  // the closing brace: the families follow
@@ -171,9 +209,17 @@ std::string defaults_to_json_text(const DefaultsTable& table) {
   for (size_t i = 0; i < table.families.size(); ++i) {
     const DefaultsFamily& f = table.families[i];
     nlohmann::json entries = nlohmann::json::array();
-    for (const DefaultsEntry& e : f.entries)
-      entries.push_back({e.work_half_octave, e.keys_half_octave, e.ragged,
-                         kernel_index.at(e.kernel), split_label(e.partitions), e.is_measured});
+    for (const DefaultsEntry& e : f.entries) {
+      nlohmann::json entry = {e.work_half_octave,        e.keys_half_octave,        e.ragged,
+                              kernel_index.at(e.kernel), split_label(e.partitions), e.is_measured};
+      if (!e.alternatives.empty()) {
+        nlohmann::json alternatives = nlohmann::json::array();
+        for (const DefaultsAlternative& a : e.alternatives)
+          alternatives.push_back({kernel_index.at(a.kernel), split_label(a.partitions)});
+        entry.push_back(alternatives);
+      }
+      entries.push_back(entry);
+    }
     text += nlohmann::json{{"family", f.family}, {"entries", entries}}.dump();
     text += i + 1 < table.families.size() ? ",\n" : "\n";
   }

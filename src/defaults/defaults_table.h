@@ -23,6 +23,16 @@ std::string tile_of_kernel_name(const std::string& kernel);
 // Half octaves: round(2 log2 x), x >= 1.
 int half_octave(double x);
 
+// A choice of another tile at the same grid point, for a build that lacks the first.
+struct DefaultsAlternative {
+  std::string kernel;
+  int partitions = 1;
+};
+
+// At most this many alternatives an entry: a build of a few kernels (an engine's) still finds a
+// tuned choice where the best tile of the sweep is not compiled in.
+constexpr int kMaxDefaultsAlternatives = 3;
+
 struct DefaultsEntry {
   int work_half_octave = 0;  // of batch x KV heads
   int keys_half_octave = 0;  // of the longest sequence
@@ -30,6 +40,7 @@ struct DefaultsEntry {
   std::string kernel;        // the procedural name of the chosen instance
   int partitions = 1;        // the split: a count, a plan (< 0) or a cluster code (split_plan.h)
   bool is_measured = false;  // from a bucket select measured (else from its time model)
+  std::vector<DefaultsAlternative> alternatives;  // other tiles, best first (the time model's)
 };
 
 struct DefaultsFamily {
@@ -60,8 +71,9 @@ const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQ
 // The table as select's --out-defaults writes it and the library reads it:
 // {"schema_version": 1, "what": ..., "gpu_name", "sm_count", "partition_rule": {"alpha",
 //  "min_keys_per_partition", "max_partitions", "fitted"}, "kernels": [names],
-//  "families": [{"family", "entries": [[work, keys, ragged, kernel index, split, measured]]}]},
-// the split in its text form ("16", "cluster4", "plan2x128"; an integer code is read too).
+//  "families": [{"family", "entries": [[work, keys, ragged, kernel index, split, measured,
+//  [[kernel index, split], ...]]]}]}, the split in its text form ("16", "cluster4",
+// "plan2x128"; an integer code is read too); the alternatives (the last element) are optional.
 // Throws std::invalid_argument naming `origin` and the key that is wrong.
 DefaultsTable defaults_from_json_text(const std::string& text, const std::string& origin);
 std::string defaults_to_json_text(const DefaultsTable& table);

@@ -24,19 +24,34 @@ DefaultsQuery query_of(const ResultRow& row) {
   return q;
 }
 
-// The passed row of `problem` at the entry's split and kernel, or at the same tile of another
+// The passed row of `problem` at the choice's split and kernel, or at the same tile of another
 // instance (the table keys families without the output dtype): null when none passed.
-const ResultRow* chosen_row(const Report& r, const std::string& problem, const DefaultsEntry& e) {
+const ResultRow* chosen_row(const Report& r, const std::string& problem,
+                            const DefaultsAlternative& choice) {
   const ResultRow* same_tile = nullptr;
-  const std::string tile = tile_of_kernel_name(e.kernel);
+  const std::string tile = tile_of_kernel_name(choice.kernel);
   for (const ResultRow& row : r.rows) {
-    if (row.problem.name != problem || row.partitions != e.partitions ||
+    if (row.problem.name != problem || row.partitions != choice.partitions ||
         row.status != Status::kPassed || !(row.time.median_us > 0))
       continue;
-    if (row.kernel == e.kernel) return &row;
+    if (row.kernel == choice.kernel) return &row;
     if (tile_of_kernel_name(row.kernel) == tile) same_tile = &row;
   }
   return same_tile;
+}
+
+// What the library runs for the entry on the baseline's build: its own tile, else the first of
+// its alternatives whose tile the baseline measured.
+DefaultsAlternative library_choice(const Report& baseline, const std::string& problem,
+                                   const DefaultsEntry& e) {
+  std::vector<DefaultsAlternative> choices{{e.kernel, e.partitions}};
+  choices.insert(choices.end(), e.alternatives.begin(), e.alternatives.end());
+  for (const DefaultsAlternative& choice : choices) {
+    const std::string tile = tile_of_kernel_name(choice.kernel);
+    for (const ResultRow& row : baseline.rows)
+      if (row.problem.name == problem && tile_of_kernel_name(row.kernel) == tile) return choice;
+  }
+  return choices.front();
 }
 
 }  // namespace
@@ -51,9 +66,10 @@ std::vector<BestPair> judge_defaults(const Report& baseline, const Report& candi
     if (e == nullptr) continue;
     BestPair p;
     p.problem = problem;
-    const ResultRow* b = chosen_row(baseline, problem, *e);
-    const ResultRow* c = chosen_row(candidate, problem, *e);
-    p.baseline_point = b ? point_key(*b) : point_key(e->kernel, problem, e->partitions);
+    const DefaultsAlternative choice = library_choice(baseline, problem, *e);
+    const ResultRow* b = chosen_row(baseline, problem, choice);
+    const ResultRow* c = chosen_row(candidate, problem, choice);
+    p.baseline_point = b ? point_key(*b) : point_key(choice.kernel, problem, choice.partitions);
     if (b == nullptr) {
       p.verdict = Verdict::kNotComparable;
     } else if (c == nullptr) {

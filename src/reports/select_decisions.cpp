@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "reports/time_model.h"
 
@@ -40,6 +41,23 @@ ProblemShape grid_shape(const KernelTraits& t, int work_half_octave, int keys_ha
     p.lengths = "ragged";
   }
   return p;
+}
+
+// The model's next choices at `shape` among tiles other than `chosen`'s, best first: what a build
+// without the chosen tile runs. None for ragged shapes (the model does not price plans).
+std::vector<DefaultsAlternative> alternatives_of(const Selection& s, const ProblemShape& shape,
+                                                 const KernelTraits& chosen) {
+  std::vector<DefaultsAlternative> out;
+  if (is_ragged_batch(shape)) return out;
+  std::set<std::string> used{tile_id(chosen)};
+  while (static_cast<int>(out.size()) < kMaxDefaultsAlternatives) {
+    const ModelChoice m = choose_by_model(
+        s.model, shape, [&](const TileModel& t, int) { return used.count(t.tile) == 0; });
+    if (!m.tile) break;
+    out.push_back({m.tile->kernel, m.partitions});
+    used.insert(m.tile->tile);
+  }
+  return out;
 }
 
 }  // namespace
@@ -79,9 +97,11 @@ DefaultsTable decisions_of(const Selection& s) {
       if (ragged && !info.second) continue;
       for (int w = 0; w <= kMaxWorkHalfOctave; ++w) {
         for (int k = kMinKeysHalfOctave; k <= kMaxKeysHalfOctave; ++k) {
-          const DefaultChoice c = choose_default(s, grid_shape(info.first, w, k, ragged));
+          const ProblemShape shape = grid_shape(info.first, w, k, ragged);
+          const DefaultChoice c = choose_default(s, shape);
           if (c.source.empty()) continue;
-          f.entries.push_back({w, k, ragged, c.kernel, c.partitions, c.source == "bucket"});
+          f.entries.push_back({w, k, ragged, c.kernel, c.partitions, c.source == "bucket",
+                               alternatives_of(s, shape, c.traits)});
         }
       }
     }

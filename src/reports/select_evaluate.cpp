@@ -140,11 +140,20 @@ Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& tes
         table.source.empty() ? 0 : priced(q, tile_id(table.traits), table.partitions, nullptr);
     p.table_cost = table_us > 0 ? table_us / q.best_us : 0;
     if (shipped) {
-      const DefaultsEntry* entry = lookup_defaults(*shipped, defaults_query(q.shape));
-      if (entry) {
-        p.shipped_split = split_label(entry->partitions);
-        const double us = priced(q, tile_of_kernel_name(entry->kernel), entry->partitions, nullptr);
-        p.shipped_cost = us > 0 ? us / q.best_us : 0;
+      // As the library chooses: the entry's tile, else its first alternative the test's build
+      // has (a tile the test measured).
+      if (const DefaultsEntry* entry = lookup_defaults(*shipped, defaults_query(q.shape))) {
+        std::vector<DefaultsAlternative> choices{{entry->kernel, entry->partitions}};
+        choices.insert(choices.end(), entry->alternatives.begin(), entry->alternatives.end());
+        for (size_t i = 0; i < choices.size(); ++i) {
+          const std::string tile = tile_of_kernel_name(choices[i].kernel);
+          if (q.tile_rows.count(tile) == 0) continue;
+          p.shipped_split = split_label(choices[i].partitions) +
+                            (i > 0 ? " (choice " + std::to_string(i + 1) + ")" : "");
+          const double us = priced(q, tile, choices[i].partitions, nullptr);
+          p.shipped_cost = us > 0 ? us / q.best_us : 0;
+          break;
+        }
       }
     }
     if (p.is_in_training) {
