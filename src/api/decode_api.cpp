@@ -101,8 +101,7 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   q.ragged = s.ragged;
   const DefaultsEntry* e = lookup_defaults(table, q);
   if (e == nullptr) return false;
-  std::vector<DefaultsAlternative> choices{{e->kernel, e->partitions}};
-  choices.insert(choices.end(), e->alternatives.begin(), e->alternatives.end());
+  const std::vector<DefaultsAlternative> choices = choices_of(*e);
   for (size_t i = 0; i < choices.size(); ++i) {
     if (!plans && is_split_plan(choices[i].partitions)) continue;  // decode() takes none
     const KernelEntry* k = compiled_instance(choices[i].kernel, s);

@@ -101,6 +101,12 @@ const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQ
   return best;
 }
 
+std::vector<DefaultsAlternative> choices_of(const DefaultsEntry& entry) {
+  std::vector<DefaultsAlternative> choices{{entry.kernel, entry.partitions}};
+  choices.insert(choices.end(), entry.alternatives.begin(), entry.alternatives.end());
+  return choices;
+}
+
 DefaultsTable defaults_from_json_text(const std::string& text, const std::string& origin) {
   nlohmann::json j;
   try {

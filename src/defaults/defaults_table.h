@@ -43,6 +43,9 @@ struct DefaultsEntry {
   std::vector<DefaultsAlternative> alternatives;  // other tiles, best first (the time model's)
 };
 
+// The entry's own choice, then its alternatives: the order the library tries them in.
+std::vector<DefaultsAlternative> choices_of(const DefaultsEntry& entry);
+
 struct DefaultsFamily {
   std::string family;
   std::vector<DefaultsEntry> entries;

@@ -44,8 +44,7 @@ const ResultRow* chosen_row(const Report& r, const std::string& problem,
 // its alternatives whose tile the baseline measured.
 DefaultsAlternative library_choice(const Report& baseline, const std::string& problem,
                                    const DefaultsEntry& e) {
-  std::vector<DefaultsAlternative> choices{{e.kernel, e.partitions}};
-  choices.insert(choices.end(), e.alternatives.begin(), e.alternatives.end());
+  const std::vector<DefaultsAlternative> choices = choices_of(e);
   for (const DefaultsAlternative& choice : choices) {
     const std::string tile = tile_of_kernel_name(choice.kernel);
     for (const ResultRow& row : baseline.rows)

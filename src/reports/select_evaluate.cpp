@@ -143,8 +143,7 @@ Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& tes
       // As the library chooses: the entry's tile, else its first alternative the test's build
       // has (a tile the test measured).
       if (const DefaultsEntry* entry = lookup_defaults(*shipped, defaults_query(q.shape))) {
-        std::vector<DefaultsAlternative> choices{{entry->kernel, entry->partitions}};
-        choices.insert(choices.end(), entry->alternatives.begin(), entry->alternatives.end());
+        const std::vector<DefaultsAlternative> choices = choices_of(*entry);
         for (size_t i = 0; i < choices.size(); ++i) {
           const std::string tile = tile_of_kernel_name(choices[i].kernel);
           if (q.tile_rows.count(tile) == 0) continue;
