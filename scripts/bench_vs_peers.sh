@@ -4,10 +4,10 @@
 #   2. verifies every kernel on the suite (a failure stops the run: nothing wrong is timed),
 #   3. sweeps it (PREFIX_ours.json) and lets `mha-tune select` choose the defaults,
 #   4. times the peers on the same problems (the sweep's --dry-run --json plan, PREFIX_plan.json,
-#      read by scripts/peers.py --plan; PREFIX_peers.json), installing the
-#      FlashInfer wheels offline from .whl/ when it is there (scripts/peer_wheels.sh: 0.5.3, a
+#      read by scripts/peers/peers.py --plan; PREFIX_peers.json), installing the
+#      FlashInfer wheels offline from .whl/ when it is there (scripts/peers/peer_wheels.sh: 0.5.3, a
 #      second FlashInfer from .whl/v072/, a FlashAttention-3 build from .whl/fa3_build.tar.gz),
-#   5. prints scripts/side_by_side.py's table, also written to PREFIX_side_by_side.md.
+#   5. prints scripts/peers/side_by_side.py's table, also written to PREFIX_side_by_side.md.
 # Usage: scripts/bench_vs_peers.sh [PREFIX] [CONFIG]   (default: results/bench configs/serving.json)
 # Extra peers.py arguments: MHA_PEERS_ARGS="--peers fi_tc,fi_xqa".
 set -euo pipefail
@@ -25,16 +25,17 @@ tail -n 1 "${prefix}_verify.log"
 "$build/mha-tune" sweep --config "$config" --out "${prefix}_ours" --quiet
 "$build/mha-tune" select "${prefix}_ours.json" --out-json "${prefix}_defaults.json" \
   --out-defaults "${prefix}_defaults_table.json" > "${prefix}_select.md"
-# shellcheck source=peer_wheels.sh
-source scripts/peer_wheels.sh install .whl
+# shellcheck source=peers/peer_wheels.sh
+source scripts/peers/peer_wheels.sh install .whl
 # The peers take the sweep's own expansion of the suite (names, ranges, mixes): the same problems.
 "$build/mha-tune" sweep --config "$config" --dry-run --json > "${prefix}_plan.json"
 # shellcheck disable=SC2086  # word splitting of user-given arguments is intended
-python3 scripts/peers.py --plan "${prefix}_plan.json" --out "${prefix}_peers" \
+python3 scripts/peers/peers.py --plan "${prefix}_plan.json" --out "${prefix}_peers" \
   ${MHA_FLASHINFER_SITE_ARGS:-} ${MHA_PEERS_ARGS:-}
-python3 scripts/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" "${prefix}_defaults.json" |
-  tee "${prefix}_side_by_side.md"
+python3 scripts/peers/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" \
+  "${prefix}_defaults.json" | tee "${prefix}_side_by_side.md"
 # A suite with uniform twins of its ragged batches (configs/ragged.json): what raggedness costs.
 if grep -q "_uniform_equiv" "$config"; then
-  python3 scripts/ragged_vs_uniform.py "${prefix}_ours.json" | tee "${prefix}_ragged_vs_uniform.md"
+  python3 scripts/peers/ragged_vs_uniform.py "${prefix}_ours.json" |
+    tee "${prefix}_ragged_vs_uniform.md"
 fi

@@ -6,7 +6,7 @@
 #                           AFTER_KERNELS_DIR
 # A tree whose DecodeTraits takes other parameters spells the same instances its own way: FILE
 # lists them as that tree's DecodeTraits arguments, one a line, in the order of the list below
-# (blank lines and # comments skipped). scripts/sass_instances_fault_in_traits.txt spells them
+# (blank lines and # comments skipped). scripts/lab/sass_instances_fault_in_traits.txt spells them
 # for the trees whose DecodeTraits took one flat list with the test-only fault (b7877b6 and
 # before).
 # Needs nvcc, cuobjdump and the nvdisasm it runs (on PATH, or CUOBJDUMP=...; `pip download

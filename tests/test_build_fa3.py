@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/build_fa3.sh without a GPU, CUDA or FlashAttention: which FLASH_ATTENTION_DISABLE_*
+"""scripts/peers/build_fa3.sh without a GPU, CUDA or FlashAttention: which FLASH_ATTENTION_DISABLE_*
 switches each option sets and how many translation units that leaves (--dry-run), refusals of bad
 arguments (exit 2) and of a missing tree or tool (exit 3), and the whole flow on a stand-in tree:
 its setup.py writes a fake extension, stand-in nvcc, torch and wheel are on PATH and PYTHONPATH,
@@ -16,7 +16,7 @@ import unittest
 
 from mha_test_env import REPO  # noqa: E402
 
-SCRIPT = os.path.join(REPO, "scripts", "build_fa3.sh")
+SCRIPT = os.path.join(REPO, "scripts", "peers", "build_fa3.sh")
 
 # Writes what `setup.py build_ext --inplace` leaves, and the switches it saw, for the test to read.
 FAKE_SETUP = """import json, os

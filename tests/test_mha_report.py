@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 from mha_test_env import REPO  # noqa: E402
-sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path[:0] = [os.path.join(REPO, "scripts"), os.path.join(REPO, "scripts", "peers")]
 import mha_report  # noqa: E402
 from mha_report import ReportError  # noqa: E402
 from peerlib import report as peer_report, suite  # noqa: E402

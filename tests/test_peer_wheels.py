@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""scripts/peer_wheels.sh install, offline, on stand-in wheels: the base folder's wheels go into
-one site on PYTHONPATH, a second FlashInfer in a sub-folder (v072/) into a site of its own named in
-MHA_FLASHINFER_SITE_ARGS for peers.py (and not on PYTHONPATH, where it would shadow the first), and
-a FlashAttention-3 build archive is unpacked onto PYTHONPATH. Needs pip, not the network."""
+"""scripts/peers/peer_wheels.sh install, offline, on stand-in wheels: the base folder's wheels go
+into one site on PYTHONPATH, a second FlashInfer in a sub-folder (v072/) into a site of its own
+named in MHA_FLASHINFER_SITE_ARGS for peers.py (and not on PYTHONPATH, where it would shadow the
+first), and a FlashAttention-3 build archive is unpacked onto PYTHONPATH. Needs pip, not the
+network."""
 
 import io
 import os
@@ -15,7 +16,7 @@ import zipfile
 
 from mha_test_env import REPO  # noqa: E402
 
-SCRIPT = os.path.join(REPO, "scripts", "peer_wheels.sh")
+SCRIPT = os.path.join(REPO, "scripts", "peers", "peer_wheels.sh")
 
 
 def fake_wheel(folder, version):

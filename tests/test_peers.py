@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of scripts/peers.py and scripts/peerlib without torch or a GPU: problem parsing and its
-errors, names and bytes as mha-tune computes them (checked against the built binary when
+"""Tests of scripts/peers/peers.py and scripts/peers/peerlib without torch or a GPU: problem parsing
+and its errors, names and bytes as mha-tune computes them (checked against the built binary when
 MHA_BUILD_DIR has one), page tables, which peer refuses which problem and why, the report schema,
 crash isolation of the worker processes (a stand-in worker that segfaults), --resume's reading of
 its own report, --dry-run and usage errors without importing torch. The GPU paths run on the H200 (scripts/bench_vs_peers.sh)."""
@@ -20,8 +20,8 @@ import time
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
-SCRIPT = os.path.join(REPO, "scripts", "peers.py")
-sys.path.insert(0, os.path.join(REPO, "scripts"))
+SCRIPT = os.path.join(REPO, "scripts", "peers", "peers.py")
+sys.path[:0] = [os.path.join(REPO, "scripts"), os.path.join(REPO, "scripts", "peers")]
 from peerlib import (backends, fa3, flashinfer_sites, kernel_time, report, suite,  # noqa: E402
                      timing, worker)
 

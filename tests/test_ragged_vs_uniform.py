@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/ragged_vs_uniform.py on a synthetic report: each ragged batch pairs with its
+"""scripts/peers/ragged_vs_uniform.py on a synthetic report: each ragged batch pairs with its
 `_uniform_equiv` twin by name, the ratio is best ragged / best uniform, plans print their label,
 and a report without a twin (or an unreadable one) fails instead of printing an empty table."""
 
@@ -7,7 +7,7 @@ import os
 import unittest
 
 from mha_test_env import REPO, run_on_missing_report, run_on_report  # noqa: E402
-SCRIPT = os.path.join(REPO, "scripts", "ragged_vs_uniform.py")
+SCRIPT = os.path.join(REPO, "scripts", "peers", "ragged_vs_uniform.py")
 
 
 def row(name, partitions, us, status="passed"):

@@ -4,7 +4,7 @@ own build computes (a family of its dtype, cache dtype, head dim, group, cache k
 sink), the suites cover what they are for (batches 16 to 256 at 512 to 8,192 keys; pages of 16, 32
 and 64; the named head shapes, bf16 and e4m3; ragged mixes of 64 and 256), and they stay small
 (problems, and the distinct (page size, group, cache dtype) triples XQA compiles a module for).
-Expanded by scripts/peerlib/suite.py, as peers.py expands them."""
+Expanded by scripts/peers/peerlib/suite.py, as peers.py expands them."""
 
 import json
 import os
@@ -12,7 +12,7 @@ import sys
 import unittest
 
 from mha_test_env import REPO  # noqa: E402
-sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path[:0] = [os.path.join(REPO, "scripts"), os.path.join(REPO, "scripts", "peers")]
 from peerlib import suite  # noqa: E402
 
 CONFIGS = [os.path.join(REPO, "configs", f) for f in ("serving_batches.json",

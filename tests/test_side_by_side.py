@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""scripts/side_by_side.py on small synthetic reports: the default is the row of select's bucket,
-peers join on the problem name, the ratio is best peer / default, and inputs that do not fit
+"""scripts/peers/side_by_side.py on small synthetic reports: the default is the row of select's
+bucket, peers join on the problem name, the ratio is best peer / default, and inputs that do not fit
 (reports swapped, no problem in common) fail with exit 2 or 1 instead of printing an empty table."""
 
 import copy
@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 from mha_test_env import REPO  # noqa: E402
-SCRIPT = os.path.join(REPO, "scripts", "side_by_side.py")
+SCRIPT = os.path.join(REPO, "scripts", "peers", "side_by_side.py")
 
 PROBLEM = {"name": "p_n1024", "batch": 1, "heads": 32, "kv_heads": 8, "depth": 128, "dtype": "bf16",
            "out_dtype": "bf16", "kv": "paged", "page_size": 16, "mask": "null", "window": 0,

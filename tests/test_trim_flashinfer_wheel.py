@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/trim_flashinfer_wheel.py without FlashInfer: the re-packed wheel's RECORD lists every
-file left with its sha256 and size (pip checks them), and bad input is refused with exit 2. The
-trim itself needs torch, apache-tvm-ffi, nvcc and a FlashInfer wheel; docs/performance.md gives
+"""scripts/peers/trim_flashinfer_wheel.py without FlashInfer: the re-packed wheel's RECORD lists
+every file left with its sha256 and size (pip checks them), and bad input is refused with exit 2.
+The trim itself needs torch, apache-tvm-ffi, nvcc and a FlashInfer wheel; docs/performance.md gives
 its figures."""
 
 import base64
@@ -16,7 +16,7 @@ import zipfile
 
 from mha_test_env import REPO  # noqa: E402
 
-SCRIPT = os.path.join(REPO, "scripts", "trim_flashinfer_wheel.py")
+SCRIPT = os.path.join(REPO, "scripts", "peers", "trim_flashinfer_wheel.py")
 spec = importlib.util.spec_from_file_location("trim", SCRIPT)
 trim = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(trim)

@@ -1,6 +1,6 @@
 """Reading mha-tune's JSON reports and `mha-tune select --out-json` defaults files, once, for the
-scripts (side_by_side.py, plot_report.py, peers.py --resume). Standard library only, so that a
-script that needs no GPU and no plotting library can still read a report.
+scripts (plot_report.py, peers/side_by_side.py, peers/peers.py --resume). Standard library only, so
+that a script that needs no GPU and no plotting library can still read a report.
 
   files:  read_json, load_report, load_defaults (and check_* for a document already parsed),
           load_report_argument (a one-report script's argv);

@@ -14,6 +14,7 @@ ROW_KEYS = ("kernel", "problem", "partitions", "status", "time")
 BUCKET_KEYS = ("dtype", "depth", "group", "kv", "mask", "work_units", "min_keys", "max_keys",
                "partitions")
 DEFAULTS_FILE = "defaults file of `mha-tune select --out-json`"
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the scripts/ folder
 
 
 class ReportError(Exception):
@@ -92,7 +93,9 @@ def load_defaults(path, what="defaults file"):
 def load_report_argument(argv, argument="REPORT.json[.gz]"):
     """The report of a script that takes exactly one (argv as sys.argv): loaded; otherwise the
     usage or the file's fault on stderr, under the script's name, and exit 2."""
-    script = os.path.basename(argv[0])
+    script = os.path.relpath(os.path.abspath(argv[0]), SCRIPTS)  # e.g. peers/ragged_vs_uniform.py
+    if script.startswith(os.pardir):
+        script = os.path.basename(argv[0])
     if len(argv) != 2:
         print(f"usage: scripts/{script} {argument}", file=sys.stderr)
         sys.exit(2)

@@ -1,5 +1,5 @@
 // The 64-bit FNV-1a hash as 16 hex digits: what reports record of a config file, and what names a
-// long ragged list (scripts/peerlib/suite.py computes the same).
+// long ragged list (scripts/peers/peerlib/suite.py computes the same).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Seeded length mixes. The generator is SplitMix64 and the normal draw Box-Muller, both simple
-// enough to be written identically in Python (scripts/peerlib/suite.py, tested against this).
+// enough to be written identically in Python (scripts/peers/peerlib/suite.py, tested against this).
 #include "problems/length_mix.h"
 
 #include <fmt/format.h>

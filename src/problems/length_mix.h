@@ -1,6 +1,6 @@
 // Ragged batches users recognise, generated from a seed and named stably: "mix=lognormal" with
 // batch, keys (the mix's scale) and mix_seed gives the same lengths everywhere, in C++ and in
-// scripts/peerlib/suite.py (the peers run the same problems by name).
+// scripts/peers/peerlib/suite.py (the peers run the same problems by name).
 #pragma once
 
 #include <cstdint>

@@ -112,7 +112,7 @@ Selection select_defaults(const std::vector<Report>& reports,
           reports[0].meta.sm_count, source(0)));
     }
   }
-  // Only kernel sweeps have tiles to select: a peers report (scripts/peers.py: "peer_*" rows,
+  // Only kernel sweeps have tiles to select: a peers report (scripts/peers/peers.py: "peer_*" rows,
   // every tile parameter 0) would otherwise become a header naming tile bm0_bn0.
   for (size_t i = 0; i < reports.size(); ++i) {
     for (size_t j = 0; j < reports[i].rows.size(); ++j) {
@@ -121,8 +121,8 @@ Selection select_defaults(const std::vector<Report>& reports,
       if (std::min({t.bm, t.bn, t.bk, t.wm, t.wn, t.threads, t.stages}) < 1) {
         throw UsageError(fmt::format(
             "{}: rows[{}].traits: kernel '{}' has no tile (bm {}, bn {}, threads {}): not a "
-            "`mha-tune sweep` report (a peers report, from scripts/peers.py?); select picks tiles "
-            "from kernel sweeps only",
+            "`mha-tune sweep` report (a peers report, from scripts/peers/peers.py?); select picks "
+            "tiles from kernel sweeps only",
             source(i), j, row.kernel, t.bm, t.bn, t.threads));
       }
     }

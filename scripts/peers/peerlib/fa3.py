@@ -1,6 +1,6 @@
-"""FlashAttention-3 (flash-attention's hopper/, built by scripts/build_fa3.sh) as a peer: the decode
-kernel of vLLM's FLASH_ATTN backend on Hopper, flash_attn_with_kvcache with the cache as pages
-(page_table) or one sequence per batch row, per-sequence lengths as cache_seqlens, and the
+"""FlashAttention-3 (flash-attention's hopper/, built by scripts/peers/build_fa3.sh) as a peer: the
+decode kernel of vLLM's FLASH_ATTN backend on Hopper, flash_attn_with_kvcache with the cache as
+pages (page_table) or one sequence per batch row, per-sequence lengths as cache_seqlens, and the
 scheduler metadata (get_scheduler_metadata) planned once outside the timed region, as vLLM does.
 Two peers: `fa3`, FA3's own choice of split (num_splits=0, its heuristic, with pack_gqa left to
 it too), and `fa3_best_split`, the fastest of SPLITS by a short graph-timed trial of each before
@@ -14,7 +14,8 @@ from .suite import is_fp8, is_paged
 from . import timing
 
 SPLITS = (1, 2, 4, 8, 16, 32, 64)
-HEAD_DIMS = (64, 96, 128, 192, 256)  # FA3's; scripts/build_fa3.sh builds 64, 128 and 256 at most
+# FA3's head dims; scripts/peers/build_fa3.sh builds 64, 128 and 256 at most
+HEAD_DIMS = (64, 96, 128, 192, 256)
 FP8_TOLERANCE = 0.15  # as flashinfer_xqa's on sm90: q and P in e4m3 (backends.py)
 TRIAL_BUDGET_S = 0.05  # per split tried: enough for a median to a few percent
 

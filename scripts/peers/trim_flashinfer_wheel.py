@@ -9,7 +9,8 @@ under flashinfer/data that they read, adds every header their sources include (`
 package's own include directories), deletes the rest of flashinfer/data and re-packs the wheel
 under its own name. The Python package stays whole: `import flashinfer` loads nearly all of it.
 
-  python3 scripts/trim_flashinfer_wheel.py flashinfer_python-0.7.2.post1-py3-none-any.whl --out .whl
+  python3 scripts/peers/trim_flashinfer_wheel.py flashinfer_python-0.7.2.post1-py3-none-any.whl \\
+      --out .whl
 
 Needs, where it runs: torch and apache-tvm-ffi importable (FlashInfer imports them), nvcc on
 PATH. Prints the kept and removed sizes; exit 2 on bad input, 3 when a prerequisite is missing."""

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # The peers' Python packages as wheels, for GPU machines without a package registry:
-#   scripts/peer_wheels.sh fetch [DIR]     where PyPI is reachable: download the wheels (default .whl/)
-#   source scripts/peer_wheels.sh install [DIR]   on the GPU machine: install them offline into
-#                                          $MHA_PEER_SITE (default /tmp/mha_peer_site) and export
-#                                          PYTHONPATH; a missing DIR leaves the peers 'skipped'.
+#   scripts/peers/peer_wheels.sh fetch [DIR]           where PyPI is reachable: download the
+#                                                      wheels (default .whl/)
+#   source scripts/peers/peer_wheels.sh install [DIR]  on the GPU machine: install them offline
+#                                                      into $MHA_PEER_SITE (default
+#                                                      /tmp/mha_peer_site) and export PYTHONPATH;
+#                                                      a missing DIR leaves the peers 'skipped'.
 # FlashInfer 0.5.3 runs with PyTorch 2.11 (cu130) on the H200 and compiles its kernels just in time
 # with nvcc; its three wheels are 21 MB. flashinfer-python 0.7.x is a 62 MB wheel (427 MB unpacked,
-# mostly sources decode never compiles): scripts/trim_flashinfer_wheel.py re-packs it with only
-# what its decode paths build from (0.7.2.post1: 22.0 MB). It goes to DIR/v072/, installed into a
-# folder of its own ($MHA_PEER_SITE-v072) that peers.py puts first on its workers' PYTHONPATH
+# mostly sources decode never compiles): scripts/peers/trim_flashinfer_wheel.py re-packs it with
+# only what its decode paths build from (0.7.2.post1: 22.0 MB). It goes to DIR/v072/, installed into
+# a folder of its own ($MHA_PEER_SITE-v072) that peers.py puts first on its workers' PYTHONPATH
 # (--flashinfer-site v072=...; install exports MHA_FLASHINFER_SITE_ARGS with it), so both versions
 # run in one call. 0.7.2 imports with 0.5.3's apache-tvm-ffi and cudnn-frontend (it asks for
 # >= 0.1.11 and >= 1.31) and, of its other declared needs, only cuda-bindings, which the GPU image
 # has: nvidia-cutlass-dsl, cuda-tile, nccl4py and nccl-extensions are for CuTe-DSL, cuTile and
 # communication kernels that decode does not import. A FlashAttention-3 build archive
-# (scripts/build_fa3.sh) at DIR/fa3_build.tar.gz is unpacked into $MHA_PEER_SITE-fa3 and put on
-# PYTHONPATH too. Wheels are never committed (.whl/ is ignored).
+# (scripts/peers/build_fa3.sh) at DIR/fa3_build.tar.gz is unpacked into $MHA_PEER_SITE-fa3 and put
+# on PYTHONPATH too. Wheels are never committed (.whl/ is ignored).
 # Versions: FlashInfer's own needs besides these (torch, numpy, ninja, requests, ...) are on the
 # GPU image.
 MHA_PEER_WHEELS=(flashinfer-python==0.5.3 apache-tvm-ffi==0.1.15.post2 nvidia-cudnn-frontend==1.32.0)
@@ -67,6 +69,7 @@ mha_peer_wheels_install() {
 case "${1:-}" in
   fetch) shift; mha_peer_wheels_fetch "$@" ;;
   install) shift; mha_peer_wheels_install "$@" ;;
-  *) echo "usage: scripts/peer_wheels.sh fetch [DIR] | source scripts/peer_wheels.sh install [DIR]" >&2
+  *) echo "usage: scripts/peers/peer_wheels.sh fetch [DIR] |" \
+          "source scripts/peers/peer_wheels.sh install [DIR]" >&2
      return 2 2>/dev/null || exit 2 ;;
 esac

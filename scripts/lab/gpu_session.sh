@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One GPU session in one call: build what is missing, verify, sanitize, sweep a slice, and print
-# a short table last. Logs go to $OUT (or ./gpu-logs). Usage: scripts/gpu_session.sh [STEP...]
+# a short table last. Logs go to $OUT (or ./gpu-logs). Usage: scripts/lab/gpu_session.sh [STEP...]
 # Steps: build verify edge sanitize tests sweep main resume noise reduce peers
 # (default: build verify edge sanitize tests).
 set -u -o pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # Everything lands in $OUT/run and is packed into one archive, $OUT/run.tgz, at the end: one file
 # to copy back from the GPU machine.
 FINAL_OUT="${OUT:-gpu-logs}"
@@ -138,7 +138,7 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
       ;;
     peers)
       t0=$SECONDS
-      python3 scripts/peers.py --out "$OUT/peers" --peers flash,cudnn \
+      python3 scripts/peers/peers.py --out "$OUT/peers" --peers flash,cudnn \
         --problems "b=1,h=32,kv_heads=8,n=512:2048:8192:32768:131072;b=8,h=32,kv_heads=8,n=512:2048:8192:32768:131072;b=1,h=64,kv_heads=8,n=512:2048:8192:32768:131072;b=8,h=64,kv_heads=8,n=512:2048:8192:32768:131072;b=1,h=32,kv_heads=32,n=512:2048:8192:32768:131072;b=8,h=32,kv_heads=32,n=512:2048:8192:32768:131072" \
         >"$OUT/peers.log" 2>&1; rc=$?
       note "peers.py (torch SDPA flash + cudnn): rc=$rc, $((SECONDS - t0)) s"

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """The side-by-side decode table of one GPU run: per problem, mha-tune's tuned default (what
 `mha-tune select` chose for the problem's bucket), the best configuration the sweep measured,
-every peer of scripts/peers.py, the floor (the step's bytes over the peak read bandwidth measured
-in the same run), the measured read floor where the sweep timed one (`floor_us`: a plain read of
-the same visible K/V bytes, launched like a step) and best peer / default (> 1: ours is faster),
-all in step time (graph replay). Then the kernel-time convention (the sum of a step's kernel
-intervals, leaving out launch gaps): ours (the sweep's default row where it carries
+every peer of scripts/peers/peers.py, the floor (the step's bytes over the peak read bandwidth
+measured in the same run), the measured read floor where the sweep timed one (`floor_us`: a plain
+read of the same visible K/V bytes, launched like a step) and best peer / default (> 1: ours is
+faster), all in step time (graph replay). Then the kernel-time convention (the sum of a step's
+kernel intervals, leaving out launch gaps): ours (the sweep's default row where it carries
 kernel_time_us, else mha-tune's PyTorch op timed as a peer, `--peers ours`), the best peer's
 and their ratio. mha-tune's op (peer_mha_tune) is a column, never the best peer. Rows join on the
 problem name, so the sweep and the peers must have run the same suite.
 
-Usage: scripts/side_by_side.py OURS.json PEERS.json DEFAULTS.json
+Usage: scripts/peers/side_by_side.py OURS.json PEERS.json DEFAULTS.json
 Prints markdown; exits 2 on unreadable or mismatched inputs, 1 when no problem has both a
 default and a timed peer (nothing compared is not a pass). Standard library only.
 """
@@ -18,7 +18,8 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+# mha_report is in scripts/, one folder up (also when loaded by path)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mha_report  # noqa: E402
 from mha_report import (ReportError, geomean, is_ragged, split_label,  # noqa: E402
                         writes_no_partials)
@@ -66,7 +67,8 @@ def build_table(ours, peers, defaults):
     if any(r["kernel"].startswith("peer_") for r in ours["rows"]):
         raise ReportError("the first report holds peer rows: give the sweep's report first")
     if not any(r["kernel"].startswith("peer_") for r in peers["rows"]):
-        raise ReportError("the second report has no peer rows: give scripts/peers.py's report")
+        raise ReportError("the second report has no peer rows: give "
+                          "scripts/peers/peers.py's report")
     peak = ours["metadata"]["peak_read_gbps"]
     best = mha_report.best_by_problem(ours["rows"])
     order, problems, points, floor_bytes, read_floor = [], {}, {}, {}, {}
@@ -177,7 +179,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("ours", help="mha-tune sweep report (JSON)")
-    ap.add_argument("peers", help="scripts/peers.py report (JSON)")
+    ap.add_argument("peers", help="scripts/peers/peers.py report (JSON)")
     ap.add_argument("defaults", help="mha-tune select --out-json file")
     a = ap.parse_args(argv)
     try:

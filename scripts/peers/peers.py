@@ -36,7 +36,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]  # peerlib beside it, mha_report in scripts/
 import mha_report  # noqa: E402
 from peerlib import backends, flashinfer_sites, report, timing  # noqa: E402
 from peerlib.worker import copy_bytes  # noqa: E402

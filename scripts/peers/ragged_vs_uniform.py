@@ -4,14 +4,14 @@ suite names the uniform one `<ragged name>_uniform_equiv...` (configs/ragged.jso
 pair, the best time measured for each, their ratio (ragged / uniform: how much the raggedness
 costs after the split plan) and the geometric mean.
 
-Usage: scripts/ragged_vs_uniform.py REPORT.json
+Usage: scripts/peers/ragged_vs_uniform.py REPORT.json
 Exit 2 on an unreadable report, 1 when it holds no pair with both sides timed (nothing compared
 is not a pass). Standard library only.
 """
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from mha_report import best_by_problem, geomean, load_report_argument, split_label  # noqa: E402
 
 MARK = "_uniform_equiv"

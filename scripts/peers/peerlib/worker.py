@@ -239,8 +239,8 @@ def probe(out_path):
 
 
 def fa3_version():
-    """{version} of the FlashAttention-3 build on PYTHONPATH (scripts/build_fa3.sh's archive: its
-    package version, source commit and build switches), or {error}."""
+    """{version} of the FlashAttention-3 build on PYTHONPATH (scripts/peers/build_fa3.sh's archive:
+    its package version, source commit and build switches), or {error}."""
     try:
         import flash_attn_interface
         import flash_attn_3

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # FlashAttention-3 (flash-attention's hopper/, the decode kernel behind flash_attn_with_kvcache) built
 # from its source on a Hopper machine, restricted to what decode runs, and archived for reuse:
-#   scripts/build_fa3.sh SRC [--out ARCHIVE] [--hdims 64,128,256] [--dtypes bf16,e4m3]
+#   scripts/peers/build_fa3.sh SRC [--out ARCHIVE] [--hdims 64,128,256] [--dtypes bf16,e4m3]
 #                        [--no-softcap] [--no-local] [--jobs N] [--nvcc-threads N] [--reuse]
 #                        [--install DIR] [--dry-run]
 # SRC is a flash-attention tree: SRC/hopper and SRC/csrc/cutlass/include (the CUTLASS submodule's
