@@ -4,10 +4,11 @@ a package registry. flashinfer-python 0.7.x is a 62 MB wheel (427 MB unpacked); 
 flashinfer/data: the CUDA sources, CUTLASS and CCCL that its just-in-time builds compile from.
 Decode compiles a handful of them. This script finds which, from FlashInfer itself: it asks the
 package's own JIT generators for the decode paths' build specs (the batch-decode module, the
-tensor-core decode's batch-prefill modules in its FA2 and FA3 backends, XQA), records every file
-under flashinfer/data that they read, adds every header their sources include (`nvcc -M` with the
-package's own include directories), deletes the rest of flashinfer/data and re-packs the wheel
-under its own name. The Python package stays whole: `import flashinfer` loads nearly all of it.
+tensor-core decode's batch-prefill modules in its FA2 and FA3 backends and its paged-only one,
+XQA), records every file under flashinfer/data that they read, adds every header their sources
+include (`nvcc -M` with the package's own include directories), deletes the rest of
+flashinfer/data and re-packs the wheel under its own name. The Python package stays whole:
+`import flashinfer` loads nearly all of it.
 
   python3 scripts/peers/trim_flashinfer_wheel.py flashinfer_python-0.7.2.post1-py3-none-any.whl \\
       --out .whl
@@ -53,6 +54,12 @@ specs = [m.gen_batch_decode_module(bf16, bf16, bf16, torch.int32, 128, 128, 0, F
 for backend in ("fa2", "fa3"):
     specs.append(m.gen_batch_prefill_module(backend, bf16, bf16, bf16, torch.int32, 128, 128, 0,
                                             False, False, False))
+# 0.7.x: the tensor-core decode on a paged cache with independent strides builds a paged-only
+# prefill module of its own (batch_prefill_paged.cu).
+paged_only = getattr(m, "_gen_batch_prefill_independent_paged_module", None)
+if paged_only is not None:
+    specs.append(paged_only("fa2", bf16, bf16, bf16, torch.int32, 128, 128, 0, False, False,
+                            False))
 specs.append(xqa.gen_xqa_module(bf16, bf16, 16, 128, 4, False, bf16))
 includes = [env.FLASHINFER_INCLUDE_DIR, env.FLASHINFER_CSRC_DIR, *env.CUTLASS_INCLUDE_DIRS,
             env.SPDLOG_INCLUDE_DIR, *env.CCCL_INCLUDE_DIRS, tvm_ffi.libinfo.find_include_path(),
@@ -143,12 +150,6 @@ def main():
         # FlashInfer's own headers and spdlog are small and every module includes from them.
         keep |= {str(p.resolve()) for d in ("include", "spdlog") for p in (data / d).rglob("*")
                  if p.is_file()}
-        # The tensor-core decode on a paged cache builds a paged-only prefill module
-        # (batch_prefill_paged*.cu) that the generators above do not name: on the H200 its JIT
-        # failed on the missing source. The batch decode and prefill sources at the top of csrc
-        # are small (97 KB, 25 files) and kept whole.
-        keep |= {str(p.resolve()) for pattern in ("batch_prefill*", "batch_decode*")
-                 for p in (data / "csrc").glob(pattern) if p.is_file()}
         kept = removed = 0
         for p in sorted(data.rglob("*")):
             if not p.is_file():
