@@ -212,8 +212,9 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
 // The separate reduce launch: one block of reduce_threads(depth) per (query head, sequence) and
 // combine_scratch_floats(reduce_threads(depth), depth) floats of dynamic shared memory.
 // Sequences that a plan left in one chunk were written by the decode kernel: skipped.
-// Two blocks per SM cap it at 64 registers (85 unbounded): on the H200 that took 1.15 us off a
-// 13.7 us batch-8 GQA-8 decode at 512 keys and P = 2, and left longer problems within 0.5%.
+// Bounded to 64 registers (85 unbounded), 4 depth-128 blocks fit an SM instead of 2, so group 8
+// at batch 8 (512 reduce blocks) runs in one wave: 13.65 -> 12.50 us at 512 keys and P = 2 on
+// the H200, longer problems within 0.5%.
 template <typename Out, bool kHasSink, Fault kFault = Fault::kNone>
 __global__ void __launch_bounds__(kReduceMaxThreads, 2)
     splitk_reduce_kernel(const DecodeParams p, int depth) {
