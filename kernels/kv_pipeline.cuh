@@ -108,6 +108,17 @@ class KvPipeline {
   static constexpr bool kFp8CopyStepsRows = T::kFp8InRegisters && kRowsPerLoad % 4 == 0;
   static constexpr int kFp8RowStepBytes = kRowsPerLoad * kCpr * 16;
 
+  // Contiguous bf16/fp16 tiles of 128 threads and BK 64: a thread's swizzled stage offsets, one a
+  // row (8 at d128 for a warp column's 32 copiers, whose rows step by 2: four XOR patterns),
+  // computed once and held through an identity shuffle. Left to ptxas, the BM-16 BN-64 BK-64
+  // four-stage tile recomputed all 8 in every tile from the thread index (330 instructions a
+  // warp-tile against 213, SASS); held, one block streaming 131,072 keys takes 0.74x the time
+  // (1,322 -> 980 us at batch 8) and the BN-128 BK-64 tiles 0.97-0.99x. Other tiles already
+  // keep their offsets and lost 2-14% when held (BK-32 three-stage 1.10x, BN-32 four-stage
+  // 1.11x, paged BM 8 1.14x at P 1): the gate keeps each tile's measured better form.
+  static constexpr bool kHoldCopyOffsets =
+      !T::kKvFp8 && !Kv::kHasLookup && T::kBK == 64 && T::kThreads == 128;
+
  public:
   // A landed tile's K and V, [BN][depth] each, swizzled for ldmatrix.
   struct MmaTile {
@@ -160,6 +171,14 @@ class KvPipeline {
       fp8_copy_offset_[0] = __shfl_sync(0xffffffffu, fp8_swizzled_bytes<kCpr>(r0, c0), lane);
       fp8_copy_offset_[1] = __shfl_sync(
           0xffffffffu, fp8_swizzled_bytes<kCpr>(r0 + kRowsPerLoad, c0) - kFp8RowStepBytes, lane);
+    }
+    if constexpr (kHoldCopyOffsets) {
+#pragma unroll
+      for (int j = 0; j < kLoadsPerThread; ++j) {
+        const int i = copy_tid_ + j * kCopyThreads;
+        const int at = swizzled<kCpr>(copy_row0_ + i / kCpr, i % kCpr) * T::kKvElemBytes;
+        copy_offset_[j] = __shfl_sync(0xffffffffu, at, lane);
+      }
     }
     if constexpr (Kv::kHasLookup) key_cap_ = p.max_pages_per_seq * p.page_size;
     first_tile_early_ = kFirstTileEarly && p.work == nullptr && (!Kv::kHasLookup || key_cap_ > 0);
@@ -337,6 +356,7 @@ class KvPipeline {
       else
         return fp8_swizzled_bytes<kCpr>(r, c);
     }
+    if constexpr (kHoldCopyOffsets) return copy_offset_[j];
     return T::kKvFp8 ? (r * kCpr + c) * 16 : swizzled<kCpr>(r, c) * T::kKvElemBytes;
   }
 
@@ -556,6 +576,7 @@ class KvPipeline {
   int ahead_pages_[kStages - 1][kSlices];
   int key_cap_ = 0;  // paged: the keys a table row can address
   int fp8_copy_offset_[2] = {0, 0};
+  int copy_offset_[kHoldCopyOffsets ? kLoadsPerThread : 1];  // kHoldCopyOffsets
   // Contiguous: the next issue's source pointers and the steps held opaque.
   long long thread_row0_ = 0, tile_stride_ = 0, load_stride_ = 0;
   const KvElem* v_next_ = v_base_;
