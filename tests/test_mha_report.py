@@ -120,7 +120,16 @@ class FileTest(unittest.TestCase):
 
     def test_peers_report_reads_back(self):
         """peerlib writes what mha_report reads: the writing and the reading side agree."""
-        p = suite.expand_all(suite.parse_inline("b=2,lengths=4:9"))[0]
+        # A ragged problem as `sweep --dry-run --json` plans it (the peers take only plans).
+        plan = {"problems": [{
+            "name": "b2_h32_kv8_d128_n9_bf16_contig_null_ragged4-9", "batch": 2, "heads": 32,
+            "kv_heads": 8, "depth": 128, "dtype": "bf16", "out_dtype": "bf16", "kv_dtype": "bf16",
+            "kv_scale": "", "soft_cap": 0.0, "kv": "contig", "page_size": 0, "mask": "null",
+            "window": 0, "chunk": 0, "has_sink": False, "sink_mean": 0.0, "q_std": 1.0,
+            "scale": 0.08838834764831845, "keys": 9, "lengths": "ragged4-9",
+            "ragged_lengths": [4, 9], "partitions": [1], "kernels": [], "points": 1,
+            "bytes_per_step": 0.0, "estimated_s": 0.0}]}
+        p = suite.problems_from_plan(plan, "plan")[0]
         rows = [peer_report.make_row("torch_flex", p, "not_supported", "why")]
         path = os.path.join(self.tmp.name, "peers.json")
         peer_report.write_report(path, peer_report.make_report(peer_report.make_metadata(), rows))

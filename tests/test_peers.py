@@ -45,143 +45,54 @@ TIME_KEYS = {"median_us", "min_us", "mean_us", "stdev_us", "samples"}
 SERVING = os.path.join(REPO, "configs", "serving.json")
 
 
-def problems(text):
-    return suite.expand_all(suite.parse_inline(text))
+def plan_problem(name="p", keys=64, lengths=None, lengths_name=None, **fields):
+    """One problem of a plan as `mha-tune sweep --dry-run --json` prints it (src/sweep/
+    sweep_plan.cpp), with the binary's defaults for the fields not given: a 16-bit cache has
+    kv_scale "", a paged one pages of 16; "lengths" is the name's lengths part and
+    "ragged_lengths" every length of a ragged batch ([] for a uniform one). The estimate's
+    fields (kernels, points, bytes_per_step, estimated_s) are not the peers'."""
+    dtype = fields.get("dtype", "bf16")
+    kv_dtype = fields.get("kv_dtype", dtype)
+    kv, mask = fields.get("kv", "contig"), fields.get("mask", "null")
+    depth = fields.get("depth", 128)
+    q = {"name": name, "batch": len(lengths) if lengths else 1, "heads": 32, "kv_heads": 8,
+         "depth": depth, "dtype": dtype, "out_dtype": dtype, "kv_dtype": kv_dtype,
+         "kv_scale": "tensor" if kv_dtype in ("e4m3", "e5m2") else "", "soft_cap": 0.0, "kv": kv,
+         "page_size": 0 if kv == "contig" else 16, "mask": mask,
+         "window": 128 if mask == "window" else 0, "chunk": 256 if mask == "chunked" else 0,
+         "has_sink": False, "sink_mean": 0.0, "q_std": 1.0, "scale": depth ** -0.5,
+         "keys": max(lengths) if lengths else keys,
+         "lengths": lengths_name if lengths_name is not None else
+         ("ragged" + "-".join(map(str, lengths)) if lengths else ""),
+         "ragged_lengths": list(lengths or []), "partitions": [1], "kernels": [], "points": 1,
+         "bytes_per_step": 0.0, "estimated_s": 0.0}
+    q.update(fields)
+    return q
 
 
-class ParseTest(unittest.TestCase):
-    def test_keys_aliases_and_names(self):
-        ps = problems("b=1,h=32,kv_heads=8,n=512:2048; batch=8,heads=8,kv_heads=1,keys=7,d=64")
-        self.assertEqual([p["name"] for p in ps], [
-            "b1_h32_kv8_d128_n512_bf16_contig_null", "b1_h32_kv8_d128_n2048_bf16_contig_null",
-            "b8_h8_kv1_d64_n7_bf16_contig_null"])
-        p = problems("kv=paged,page_size=128,mask=window,window=64,sink=1,sink_mean=3,keys=9")[0]
-        self.assertEqual(p["name"], "b1_h32_kv8_d128_n9_bf16_paged128_window64_sink3")
-        self.assertEqual(problems("kv=paged,keys=9")[0]["page_size"], 16)  # mha-tune's default
-        # HND pages: named as mha-tune names them; the peers read pages either way.
-        hnd = problems("kv=paged_hnd,page_size=128,keys=9")[0]
-        self.assertEqual(hnd["name"], "b1_h32_kv8_d128_n9_bf16_paged_hnd128_null")
-        self.assertEqual(backends.problem_layout(hnd).page_size, 128)
-        self.assertEqual(problems("kv=paged_hnd,keys=9")[0]["page_size"], 16)
-        named = problems("name=mix,lengths=5:77:300")[0]
-        self.assertEqual((named["name"], named["batch"], named["keys"], named["lengths_name"]),
-                         ("mix", 3, 300, "ragged5-77-300"))
-        self.assertEqual(problems("name=s,keys=4:8")[1]["name"], "s_n8")
-        self.assertEqual(len(problems(peers.DEFAULT_PROBLEMS)), 10)
-
-    def test_errors_name_the_key(self):
-        for bad, what in [("", "no problem"), ("b=1,h=32", "keys"), ("b=0,n=4", "batch"),
-                          ("h=30,kv_heads=8,n=4", "multiple"), ("n=4,d=96", "depth"),
-                          ("n=x", "keys"), ("q=1,n=4", "unknown key 'q'"), ("n4", "key=value"),
-                          ("b=1:2,n=4", "batch"), ("n=4,dtype=fp8", "dtype"),
-                          ("batch=2,lengths=3:4:5", "disagrees"), ("name=a,n=4;name=a,n=4", "twice"),
-                          ("n=0", "lengths must be"), ("q_std=nan,n=4", "finite"),
-                          ("n=4,kv_dtype=fp8", "key 'kv_dtype': 'fp8'"),
-                          ("n=4,kv_dtype=e4m3,kv_scale=row", "key 'kv_scale': 'row'"),
-                          ("n=4,kv_scale=head", "key 'kv_scale': a bf16 cache has no scales"),
-                          ("n=4,dtype=fp16,kv_dtype=fp16,kv_scale=tensor", "key 'kv_scale'"),
-                          ("n=4,dtype=fp32,kv_dtype=e4m3", "key 'dtype': 'fp32'"),
-                          ("n=4,soft_cap=-30", "key 'soft_cap': -30 is negative"),
-                          ("n=4,soft_cap=big", "key 'soft_cap': 'big' is not a number"),
-                          ("n=4,soft_cap=inf", "key 'soft_cap': 'inf' is not a finite")]:
-            with self.assertRaises(suite.UsageError, msg=bad) as ctx:
-                problems(bad)
-            self.assertIn(what, str(ctx.exception), bad)
-        with self.assertRaises(suite.UsageError) as ctx:
-            problems("n=4;n=8,kv_scale=head")
-        self.assertIn("--problems item 2 ('n=8,kv_scale=head'): key 'kv_scale'", str(ctx.exception))
-
-    def test_fp8_cache_and_soft_cap_names(self):
-        """kv_dtype (with h for per-head scales) after the out dtype, the cap after the mask, as
-        src/problems/problem.cpp names them."""
-        for text, name in [
-                ("n=512,kv_dtype=e4m3", "b1_h32_kv8_d128_n512_bf16_kve4m3_contig_null"),
-                ("n=512,kv_dtype=e4m3,kv_scale=tensor", "b1_h32_kv8_d128_n512_bf16_kve4m3_contig_null"),
-                ("kv=paged,n=512,kv_dtype=e4m3,kv_scale=head",
-                 "b1_h32_kv8_d128_n512_bf16_kve4m3h_paged16_null"),
-                ("dtype=fp16,out_dtype=fp32,kv_dtype=e5m2,kv_scale=head,mask=window,window=64,"
-                 "soft_cap=50,sink=1,sink_mean=2,n=512",
-                 "b1_h32_kv8_d128_n512_fp16_ofp32_kve5m2h_contig_window64_cap50_sink2"),
-                ("mask=chunked,chunk=128,soft_cap=30.5,q_std=2,n=9",
-                 "b1_h32_kv8_d128_n9_bf16_contig_chunked128_cap30.5_qstd2"),
-                ("soft_cap=0.125,lengths=3:9", "b2_h32_kv8_d128_n9_bf16_contig_null_cap0.125_ragged3-9"),
-                ("n=9,kv_dtype=bf16", "b1_h32_kv8_d128_n9_bf16_contig_null"),
-                ("n=9,soft_cap=0", "b1_h32_kv8_d128_n9_bf16_contig_null"),  # 0: no cap, as in C++
-                ("n=9,dtype=fp16,kv_dtype=bf16", "b1_h32_kv8_d128_n9_fp16_kvbf16_contig_null")]:
-            self.assertEqual(problems(text)[0]["name"], name, text)
-        p = problems("n=9")[0]
-        self.assertEqual((p["kv_dtype"], p["kv_scale"], p["soft_cap"]), ("bf16", "tensor", 0.0))
-        p = problems("dtype=fp16,kv_dtype=e4m3,kv_scale=head,soft_cap=20,n=9")[0]
-        self.assertEqual((p["kv_dtype"], p["kv_scale"], p["soft_cap"]), ("e4m3", "head", 20.0))
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "s.json")
-            with open(path, "w") as f:
-                json.dump({"problems": [{"keys": [64], "kv_dtype": "e4m3", "soft_cap": 50.0}]}, f)
-            self.assertEqual(suite.expand_all(suite.read_suite(path))[0]["name"],
-                             "b1_h32_kv8_d128_n64_bf16_kve4m3_contig_null_cap50")
-            with open(path, "w") as f:
-                json.dump({"problems": [{"keys": [64], "soft_cap": -1}]}, f)
-            with self.assertRaises(suite.UsageError) as ctx:
-                suite.read_suite(path)
-            self.assertIn("problems[0]: key 'soft_cap'", str(ctx.exception))
-
-    def test_serving_suite(self):
-        ps = suite.expand_all(suite.read_suite(SERVING))
-        names = [p["name"] for p in ps]
-        self.assertEqual(len(names), len(set(names)))
-        kinds = {(p["kv"], p["page_size"], suite.is_ragged(p)) for p in ps}
-        for kind in [("contig", 0, False), ("paged", 16, False), ("paged", 128, False),
-                     ("contig", 0, True), ("paged", 16, True)]:
-            self.assertIn(kind, kinds)
-        self.assertTrue(any(p["has_sink"] and p["mask"] == "window" for p in ps))
-
-    def test_suite_file_errors(self):
-        with tempfile.TemporaryDirectory() as d:
-            for text, what in [("{", "not JSON"), ('{"problems": 3}', "problems"),
-                               ('{"problems": [{"keys": [1], "bogus": 1}]}', "problems[0]"),
-                               ('{"suite": {"problems": [{"keys": "x"}]}}', "suite: problems[0]")]:
-                path = os.path.join(d, "s.json")
-                with open(path, "w") as f:
-                    f.write(text)
-                with self.assertRaises(suite.UsageError) as ctx:
-                    suite.read_suite(path)
-                self.assertIn(what, str(ctx.exception))
-
-    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
-    def test_names_match_mha_tune(self):
-        """The names peers give are the names mha-tune's sweep gives the same specs."""
-        for text in ["batch=2,heads=32,kv_heads=8,dtype=bf16,kv=contig,keys=37:1000",
-                     "dtype=fp16,out_dtype=fp32,kv=paged,page_size=16,batch=3,keys=100",
-                     "dtype=bf16,kv=contig,lengths=5:77:300"]:
-            r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--problem", text],
-                               capture_output=True, text=True)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            for p in problems(text):
-                self.assertRegex(r.stdout, r"(?m)^" + re.escape(p["name"]) + r"\s", text)
+def plan_doc(*problems):
+    """A whole `sweep --dry-run --json` document around plan problems."""
+    return {"dry_run": True, "shard": None,
+            "counts": {"problems": len(problems), "kernels": 0, "partition_counts": 1,
+                       "points": len(problems)},
+            "kernels": [], "problems": list(problems),
+            "estimate": {"seconds": 0.0, "method": "", "assumed_read_gbps": 4000.0,
+                         "step_floor_us": 2.0, "samples_per_point": 20, "time_budget_s": 0.5,
+                         "auto_partitions_sm_count": 132}}
 
 
-    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
-    def test_fp8_and_soft_cap_as_mha_tune(self):
-        """Names and step bytes of fp8 caches and soft caps equal mha-tune's, for the specs this
-        build has kernels for (each spec states kv_dtype and soft_cap: mha-tune would take a
-        kernel's own where a spec leaves them out)."""
-        served = 0
-        for text in ["kv_dtype=e4m3,kv=contig,soft_cap=50,batch=2,keys=77:512",
-                     "kv_dtype=e4m3,kv_scale=head,kv=contig,soft_cap=30.5,lengths=5:77:300",
-                     "kv_dtype=e5m2,kv_scale=head,kv=paged,page_size=16,soft_cap=50,keys=300",
-                     "dtype=fp16,kv_dtype=e4m3,mask=window,window=64,soft_cap=50,sink=1,keys=300"]:
-            r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--json", "--problem", text],
-                               capture_output=True, text=True)
-            if re.search(r"unknown key '(kv_dtype|kv_scale|soft_cap)'", r.stderr):
-                self.skipTest("this mha-tune predates kv_dtype, kv_scale and soft_cap")
-            if "no compiled kernel serves" in r.stderr:
-                continue
-            self.assertEqual(r.returncode, 0, r.stderr)
-            served += 1
-            theirs = [(q["name"], q["bytes_per_step"]) for q in json.loads(r.stdout)["problems"]]
-            self.assertEqual(theirs, [(p["name"], suite.step_bytes(p)) for p in problems(text)], text)
-        if not served:
-            self.skipTest("this build has no fp8 or soft-capping kernel")
+def planned(**fields):
+    """The problem the peers make of one plan problem (plan_problem's fields)."""
+    return suite.problems_from_plan(plan_doc(plan_problem(**fields)), "test plan")[0]
+
+
+def planned_all(*problems):
+    return suite.problems_from_plan(plan_doc(*problems), "test plan")
+
+
+def g_problems(*keys):
+    """Problems g_n<keys> of one shape, as a named spec's range names them."""
+    return planned_all(*(plan_problem(name=f"g_n{n}", keys=n) for n in keys))
 
 
 class IdentityTest(unittest.TestCase):
@@ -208,114 +119,227 @@ class IdentityTest(unittest.TestCase):
                          ("GPU-1", "00:01", "580.159"))
 
 
-class PlanTest(unittest.TestCase):
-    """--plan: the problems as mha-tune's sweep expands them (ranges, mixes, names), so the peers
-    time what the sweep times whatever syntax the spec uses."""
+# What `mha-tune sweep --dry-run --json --problem SPEC...` printed for these specs (a build of
+# configs/ci.json), laid out shorter and with each kernel list cut to its first, the method to its
+# start: a named range in steps of 500 (the syntax peers.py once read differently), an explicit
+# ragged list, a seeded lognormal mix, an fp8 cache with a soft cap, and pages of fp16 with an
+# fp32 output.
+#   name=r,batch=2,dtype=bf16,kv=contig,keys=1000:2000:+500,q_std=2
+#   dtype=bf16,kv=contig,lengths=5:9000:130,scale=0.05
+#   mix=lognormal,batch=6,keys=4096,mix_seed=7,dtype=bf16,kv=contig
+#   kv_dtype=e4m3,soft_cap=50,kv=contig,keys=300
+#   dtype=fp16,out_dtype=fp32,kv=paged,page_size=16,batch=3,keys=100
+PLAN_TEXT = r'''
+{
+  "counts": {"kernels": 3, "partition_counts": 1, "points": 22, "problems": 7},
+  "dry_run": true,
+  "estimate": {
+    "assumed_read_gbps": 4400.0, "auto_partitions_sm_count": 132, "samples_per_point": 10,
+    "seconds": 2.701383398690909, "step_floor_us": 7.0, "time_budget_s": 0.25,
+    "method": "per point: 0.02 s overhead + 0.02 s warm-up + min(--time-bud..."
+  },
+  "kernels": [
+    "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4",
+    "decode_bf16_bf16_kve4m3_d128_g4_contig_null_cap_bm16_bn64_bk32_wm16_wn16_t128_s4_wsk",
+    "decode_fp16_fp32_d128_g4_paged_null_bm16_bn64_bk32_wm16_wn16_t128_s2"
+  ],
+  "problems": [
+    {
+     "batch": 2, "bytes_per_step": 8224768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
+     "estimated_s": 0.41868, "has_sink": false, "heads": 32,
+     "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
+     "keys": 1000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
+     "lengths": "", "mask": "null", "name": "r_n1000", "out_dtype": "bf16", "page_size": 0,
+     "partitions": [1], "points": 4, "q_std": 2.0, "ragged_lengths": [],
+     "scale": 0.0883883461356163, "sink_mean": 0.0, "soft_cap": 0.0, "window": 0
+    },
+    {
+     "batch": 2, "bytes_per_step": 12320768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
+     "estimated_s": 0.41588, "has_sink": false, "heads": 32,
+     "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
+     "keys": 1500, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
+     "lengths": "", "mask": "null", "name": "r_n1500", "out_dtype": "bf16", "page_size": 0,
+     "partitions": [1], "points": 4, "q_std": 2.0, "ragged_lengths": [],
+     "scale": 0.0883883461356163, "sink_mean": 0.0, "soft_cap": 0.0, "window": 0
+    },
+    {
+     "batch": 2, "bytes_per_step": 16416768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
+     "estimated_s": 0.41448, "has_sink": false, "heads": 32,
+     "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
+     "keys": 2000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
+     "lengths": "", "mask": "null", "name": "r_n2000", "out_dtype": "bf16", "page_size": 0,
+     "partitions": [1], "points": 4, "q_std": 2.0, "ragged_lengths": [],
+     "scale": 0.0883883461356163, "sink_mean": 0.0, "soft_cap": 0.0, "window": 0
+    },
+    {
+     "batch": 3, "bytes_per_step": 37466112.0, "chunk": 0, "depth": 128, "dtype": "bf16",
+     "estimated_s": 0.41272480814545454, "has_sink": false, "heads": 32,
+     "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
+     "keys": 9000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
+     "lengths": "ragged5-9000-130", "mask": "null",
+     "name": "b3_h32_kv8_d128_n9000_bf16_contig_null_ragged5-9000-130_scale0.05",
+     "out_dtype": "bf16", "page_size": 0, "partitions": [1], "points": 4, "q_std": 1.0,
+     "ragged_lengths": [5, 9000, 130], "scale": 0.05000000074505806, "sink_mean": 0.0,
+     "soft_cap": 0.0, "window": 0
+    },
+    {
+     "batch": 6, "bytes_per_step": 111493120.0, "chunk": 0, "depth": 128, "dtype": "bf16",
+     "estimated_s": 0.4181085905454546, "has_sink": false, "heads": 32,
+     "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
+     "keys": 11006, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
+     "lengths": "lognormal6x4096s7", "mask": "null",
+     "name": "b6_h32_kv8_d128_n11006_bf16_contig_null_lognormal6x4096s7", "out_dtype": "bf16",
+     "page_size": 0, "partitions": [1], "points": 4, "q_std": 1.0,
+     "ragged_lengths": [11006, 635, 4112, 2413, 2588, 6442], "scale": 0.0883883461356163,
+     "sink_mean": 0.0, "soft_cap": 0.0, "window": 0
+    },
+    {
+     "batch": 1, "bytes_per_step": 630784.0, "chunk": 0, "depth": 128, "dtype": "bf16",
+     "estimated_s": 0.31793, "has_sink": false, "heads": 32,
+     "kernels": ["decode_bf16_bf16_kve4m3_d128_g4_contig_null_cap_bm16_bn64_bk32_wm16_wn16_t128_s4_wsk"],
+     "keys": 300, "kv": "contig", "kv_dtype": "e4m3", "kv_heads": 8, "kv_scale": "tensor",
+     "lengths": "", "mask": "null",
+     "name": "b1_h32_kv8_d128_n300_bf16_kve4m3_contig_null_cap50", "out_dtype": "bf16",
+     "page_size": 0, "partitions": [1], "points": 1, "q_std": 1.0, "ragged_lengths": [],
+     "scale": 0.0883883461356163, "sink_mean": 0.0, "soft_cap": 50.0, "window": 0
+    },
+    {
+     "batch": 3, "bytes_per_step": 1302528.0, "chunk": 0, "depth": 128, "dtype": "fp16",
+     "estimated_s": 0.30358, "has_sink": false, "heads": 32,
+     "kernels": ["decode_fp16_fp32_d128_g4_paged_null_bm16_bn64_bk32_wm16_wn16_t128_s2"],
+     "keys": 100, "kv": "paged", "kv_dtype": "fp16", "kv_heads": 8, "kv_scale": "",
+     "lengths": "", "mask": "null", "name": "b3_h32_kv8_d128_n100_fp16_ofp32_paged16_null",
+     "out_dtype": "fp32", "page_size": 16, "partitions": [1], "points": 1, "q_std": 1.0,
+     "ragged_lengths": [], "scale": 0.0883883461356163, "sink_mean": 0.0, "soft_cap": 0.0,
+     "window": 0
+    }
+  ],
+  "shard": null
+}
+'''
 
-    def plan_of(self, *specs):
+
+class PlanTest(unittest.TestCase):
+    """--plan: the problems as mha-tune's sweep expands them (ranges, mixes, names), taken
+    verbatim, so the peers time what the sweep times whatever syntax the spec uses."""
+
+    def test_takes_the_plan_verbatim(self):
+        plan = json.loads(PLAN_TEXT)
+        got = suite.problems_from_plan(plan, "plan.json")
+        self.assertEqual(len(got), len(plan["problems"]))
+        for p, q in zip(got, plan["problems"]):
+            for key in ("name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dtype",
+                        "kv_dtype", "kv", "page_size", "mask", "window", "chunk", "soft_cap",
+                        "has_sink", "sink_mean", "q_std", "scale", "keys"):
+                self.assertEqual(p[key], q[key], f"{q['name']}: {key}")
+            self.assertEqual(p["lengths"], q["ragged_lengths"] or [q["keys"]] * q["batch"])
+            self.assertEqual(p["lengths_name"], q["lengths"])  # the report's "lengths"
+            self.assertEqual(suite.step_bytes(p), q["bytes_per_step"], q["name"])
+        self.assertEqual([p["name"] for p in got[:3]], ["r_n1000", "r_n1500", "r_n2000"])
+        self.assertEqual([p["lengths"] for p in got[:3]], [[1000] * 2, [1500] * 2, [2000] * 2])
+        ragged, mix, fp8, paged = got[3:]
+        self.assertEqual(ragged["lengths"], [5, 9000, 130])
+        self.assertEqual(mix["lengths"], plan["problems"][4]["ragged_lengths"])
+        self.assertTrue(suite.is_ragged(mix))
+        self.assertEqual((fp8["kv_scale"], fp8["soft_cap"]), ("tensor", 50.0))
+        self.assertEqual(got[0]["kv_scale"], "tensor")  # a 16-bit cache has none: never read
+        self.assertEqual((paged["kv"], paged["page_size"], paged["out_dtype"]),
+                         ("paged", 16, "fp32"))
+        # Rows carry the plan's problem, as the sweep's rows do.
+        row = report.make_row("torch_flex", mix, "not_supported", "why")["problem"]
+        q = plan["problems"][4]
+        self.assertEqual((row["name"], row["lengths"], row["ragged_lengths"]),
+                         (q["name"], q["lengths"], q["ragged_lengths"]))
+
+    def test_refuses_what_is_not_a_plan(self):
+        good = plan_problem(name="x", lengths=[3, 9])
+        for doc, says in (({}, "no 'problems' list"), ([], "no 'problems' list"),
+                          ({"problems": []}, "holds no problem"),
+                          ({"problems": [3]}, "problems[0]: expected an object"),
+                          ({"problems": [{"name": "x"}]}, "lacks batch"),
+                          ({"problems": [{k: v for k, v in good.items() if k != "lengths"}]},
+                           "lacks lengths"),
+                          ({"problems": [dict(good, batch=3)]}, "2 lengths for a batch of 3"),
+                          ({"problems": [dict(good, keys=8)]}, "lengths from 3 to 9 for keys 8"),
+                          ({"problems": [dict(good, ragged_lengths=[0, 9])]}, "lengths from 0"),
+                          ({"problems": [good, good]}, "'x' appears twice")):
+            with self.assertRaises(suite.UsageError, msg=says) as ctx:
+                suite.problems_from_plan(doc, "p.json")
+            self.assertIn(says, str(ctx.exception))
+            self.assertIn("p.json", str(ctx.exception))
+        with self.assertRaises(suite.UsageError) as ctx:
+            suite.problems_from_plan({"rows": []}, "p.json")
+        self.assertIn("mha-tune sweep --config C --dry-run --json > plan.json", str(ctx.exception))
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
+    def test_the_binarys_plan(self):
+        """Whatever syntax the spec uses (steps, factors, powers of two, mixes, long lists), the
+        peers take the binary's problems: its names and lengths, its step bytes; and the plan
+        written by hand above has the binary's keys."""
+        specs = ["name=s,kv_heads=8,dtype=bf16,kv=contig,keys=1000:2000:+250",
+                 "name=x,kv_heads=8,dtype=bf16,kv=contig,keys=512:8192:x4",
+                 "name=w,kv_heads=8,dtype=bf16,kv=contig,keys=[512:4096:pow2]",
+                 "mix=lognormal,batch=24,keys=131072,mix_seed=7,dtype=bf16,kv=contig",
+                 "lengths=" + ":".join(str(100 + i) for i in range(20)) + ":5000,dtype=bf16,"
+                 "kv=contig"]
         args = [MHA_TUNE, "sweep", "--dry-run", "--json"]
         for text in specs:
             args += ["--problem", text]
         r = subprocess.run(args, capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        return json.loads(r.stdout)
-
-    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
-    def test_the_binarys_expansion(self):
-        plan = self.plan_of("batch=2,kv_heads=8,dtype=bf16,kv=contig,keys=1000:2000:+500,q_std=2",
-                            "kv_heads=8,dtype=bf16,kv=contig,lengths=5:9000:130,scale=0.05")
+        plan = json.loads(r.stdout)
         got = suite.problems_from_plan(plan, "plan")
         self.assertEqual([p["name"] for p in got], [q["name"] for q in plan["problems"]])
-        self.assertEqual([p["keys"] for p in got[:3]], [1000, 1500, 2000])  # steps of 500
-        self.assertEqual(got[0]["lengths"], [1000, 1000])
-        self.assertEqual(got[0]["q_std"], 2.0)
-        self.assertAlmostEqual(got[0]["scale"], 128 ** -0.5, places=6)
-        self.assertEqual(got[3]["lengths"], [5, 9000, 130])
-        self.assertAlmostEqual(got[3]["scale"], 0.05, places=6)
-        self.assertEqual(got[0]["kv_scale"], "tensor")  # a 16-bit cache: no scales
-
-    def test_refuses_what_is_not_a_plan(self):
-        for doc, says in (({}, "no 'problems' list"), ({"problems": []}, "holds no problem"),
-                          ({"problems": [{"name": "x"}]}, "lacks batch")):
-            with self.assertRaises(suite.UsageError) as ctx:
-                suite.problems_from_plan(doc, "p.json")
-            self.assertIn(says, str(ctx.exception))
-            self.assertIn("p.json", str(ctx.exception))
-
-
-class LengthMixTest(unittest.TestCase):
-    def test_mixes_and_names(self):
-        self.assertEqual(suite.mix_lengths("uniform", 3, 70, 1), [70, 70, 70])
-        one = suite.mix_lengths("one_long", 32, 65536, 1)
-        self.assertEqual(one[0], 65536)
-        self.assertTrue(all(256 <= n <= 1024 for n in one[1:]))
-        self.assertNotEqual(suite.mix_lengths("lognormal", 9, 4096, 1),
-                            suite.mix_lengths("lognormal", 9, 4096, 2))
-        p = problems("mix=many_long,batch=4,keys=8192,mix_seed=3")[0]
-        self.assertEqual(p["lengths_name"], "many_long4x8192s3")
-        self.assertEqual(p["keys"], max(p["lengths"]))
-        self.assertEqual(problems("name=c,mix=lognormal,batch=2,keys=64")[0]["name"], "c_n64")
-        for bad in ["mix=lognormal,keys=5", "mix=gamma,batch=2,keys=5",
-                    "mix=uniform,batch=2,keys=5,lengths=1:2"]:
-            with self.assertRaises(suite.UsageError, msg=bad):
-                problems(bad)
-
-    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
-    def test_same_lengths_as_mha_tune(self):
-        """Python draws the batch mha-tune draws: same name, longest length and step bytes."""
-        for mix in ("lognormal", "one_long", "many_long", "uniform"):
-            for keys, seed in ((4096, 1), (131072, 7), (3, 2)):
-                text = f"mix={mix},batch=24,keys={keys},mix_seed={seed},dtype=bf16,kv=contig"
-                r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--json", "--problem", text],
-                                   capture_output=True, text=True)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                ours = json.loads(r.stdout)["problems"][0]
-                p = problems(text)[0]
-                self.assertEqual((ours["name"], ours["keys"], ours["bytes_per_step"]),
-                                 (p["name"], p["keys"], suite.step_bytes(p)), text)
-        # A long explicit list: named by size, longest and the list's hash, on both sides.
-        text = "lengths=" + ":".join(str(100 + i) for i in range(20)) + ":5000,dtype=bf16,kv=contig"
-        r = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--json", "--problem", text],
-                           capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(json.loads(r.stdout)["problems"][0]["name"], problems(text)[0]["name"])
+        self.assertEqual([p["keys"] for p in got[:5]], [1000, 1250, 1500, 1750, 2000])
+        self.assertEqual([p["name"] for p in got[5:8]], ["x_n512", "x_n2048", "x_n8192"])
+        self.assertEqual([p["keys"] for p in got[8:12]], [512, 1024, 2048, 4096])
+        for p, q in zip(got, plan["problems"]):
+            self.assertEqual(p["lengths"], q["ragged_lengths"] or [q["keys"]] * q["batch"])
+            self.assertEqual(p["lengths_name"], q["lengths"])
+            self.assertEqual(suite.step_bytes(p), q["bytes_per_step"], q["name"])
+        self.assertEqual(len(got[12]["lengths"]), 24)
+        self.assertEqual(got[13]["lengths"], [100 + i for i in range(20)] + [5000])
+        theirs = {k for q in plan["problems"] for k in q}
+        self.assertEqual({k for q in json.loads(PLAN_TEXT)["problems"] for k in q}, theirs)
+        self.assertEqual(set(plan_problem()), theirs)
+        self.assertEqual(set(plan_doc()), set(plan))
 
 
 class BytesAndPagesTest(unittest.TestCase):
     def test_bytes_as_mha_tune(self):
-        p = problems("b=1,h=32,kv_heads=8,n=512")[0]
+        p = planned(batch=1, heads=32, kv_heads=8, keys=512)
         self.assertEqual(suite.step_bytes(p), 2113536.0)  # as mha-tune's report for this shape
-        w = problems("mask=window,window=128,n=4096")[0]
-        self.assertEqual(suite.step_bytes(w), suite.step_bytes(problems("n=128")[0]))
-        c = problems("mask=chunked,chunk=256,n=1000")[0]  # chunk [768, 1000): 232 keys
-        self.assertEqual(suite.step_bytes(c), suite.step_bytes(problems("n=232")[0]))
-        r = problems("lengths=100:300")[0]
+        w = planned(mask="window", window=128, keys=4096)
+        self.assertEqual(suite.step_bytes(w), suite.step_bytes(planned(keys=128)))
+        c = planned(mask="chunked", chunk=256, keys=1000)  # chunk [768, 1000): 232 keys
+        self.assertEqual(suite.step_bytes(c), suite.step_bytes(planned(keys=232)))
+        r = planned(lengths=[100, 300])
         self.assertEqual(suite.step_bytes(r) - 2 * 32 * 128 * 4, 400 * 8 * 128 * 4)
 
     def test_fp8_bytes(self):
         """One byte per K/V element in an fp8 cache; q and the output keep theirs."""
         for kv_dtype in ("e4m3", "e5m2"):
-            p = problems(f"kv_dtype={kv_dtype},kv_scale=head,n=512")[0]
+            p = planned(kv_dtype=kv_dtype, kv_scale="head", keys=512)
             self.assertEqual(suite.step_bytes(p), 512 * 8 * 128 * 2 + 32 * 128 * 4)
             self.assertEqual(suite.cache_bytes(p, 128), 2.0 * 4 * 128 * 8 * 128)
-        w = problems("kv_dtype=e4m3,mask=window,window=128,out_dtype=fp32,n=4096")[0]
+        w = planned(kv_dtype="e4m3", mask="window", window=128, out_dtype="fp32", keys=4096)
         self.assertEqual(suite.step_bytes(w), 128 * 8 * 128 * 2 + 32 * 128 * (2 + 4))
-        p = problems("kv_dtype=e4m3,lengths=100:300")[0]
+        p = planned(kv_dtype="e4m3", lengths=[100, 300])
         self.assertEqual(worker.copy_bytes(p, backends.Layout(16, True)),
                          2.0 * (7 + 19) * 16 * 8 * 128 + 2 * 32 * 128 * 2)
-        self.assertEqual(suite.step_bytes(problems("soft_cap=50,n=512")[0]), 2113536.0)
+        self.assertEqual(suite.step_bytes(planned(soft_cap=50.0, keys=512)), 2113536.0)
 
     def test_fp8_data_scales(self):
         """Per-head sigmas 0.5, 1, 2, 4, ...; 8 sigma at the format's largest value, sigma the
         head's own or the largest over heads."""
-        p = problems("kv_dtype=e4m3,n=8")[0]
+        p = planned(kv_dtype="e4m3", keys=8)
         self.assertEqual(suite.kv_sigmas(p), [0.5, 1.0, 2.0, 4.0] * 2)
         self.assertEqual(suite.kv_scales(p), [32.0 / 448] * 8)
-        h = problems("kv_dtype=e4m3,kv_scale=head,n=8")[0]
+        h = planned(kv_dtype="e4m3", kv_scale="head", keys=8)
         self.assertEqual(suite.kv_scales(h), [4.0 / 448, 8.0 / 448, 16.0 / 448, 32.0 / 448] * 2)
-        e = problems("kv_dtype=e5m2,heads=4,kv_heads=2,n=8")[0]
+        e = planned(kv_dtype="e5m2", heads=4, kv_heads=2, keys=8)
         self.assertEqual(suite.kv_scales(e), [8.0 / 57344] * 2)
-        self.assertEqual(suite.kv_sigmas(problems("n=8")[0]), [1.0] * 8)
+        self.assertEqual(suite.kv_sigmas(planned(keys=8)), [1.0] * 8)
 
     def test_rotation(self):
         self.assertEqual(timing.rotation_copies(5e9, 62914560), 1)
@@ -332,7 +356,7 @@ class BytesAndPagesTest(unittest.TestCase):
         self.assertEqual(suite.page_table([33, 16, 1], 16, seed=1), (rows, total))  # seeded
         self.assertNotEqual(suite.page_table([4096], 16, seed=1)[0][0], list(range(256)))
         self.assertEqual(suite.page_table([300], 128, 1, shuffle=False)[0], [[0, 1, 2]])
-        self.assertEqual(suite.cache_bytes(problems("lengths=100:300")[0], 128),
+        self.assertEqual(suite.cache_bytes(planned(lengths=[100, 300]), 128),
                          2.0 * 4 * 128 * 8 * 128 * 2)
 
 
@@ -349,68 +373,76 @@ class StatsTest(unittest.TestCase):
 
 
 class PeerTableTest(unittest.TestCase):
-    def why(self, peer, text):
-        return backends.PEERS[peer].why_not(problems(text)[0])
+    def why(self, peer, **fields):
+        return backends.PEERS[peer].why_not(planned(**fields))
 
     def test_who_refuses_what(self):
-        self.assertIn("page table", self.why("torch_sdpa_flash", "kv=paged,n=64"))
-        self.assertIn("lengths", self.why("torch_sdpa_cudnn", "lengths=3:9"))
-        self.assertIsNone(self.why("torch_sdpa_flash", "n=64"))
-        self.assertIsNone(self.why("torch_flex", "lengths=3:9,mask=window,window=4"))
-        self.assertIn("sink", self.why("torch_flex", "sink=1,n=64"))
-        self.assertIn("sinks", self.why("flashinfer_fa2", "sink=1,kv=paged,n=64"))
-        self.assertIsNone(self.why("flashinfer_tc", "kv=paged,page_size=7,lengths=3:9"))
-        self.assertIn("not 7", self.why("flashinfer_xqa", "kv=paged,page_size=7,n=64"))
-        self.assertIsNone(self.why("flashinfer_xqa", "kv=paged,mask=window,sink=1,n=64"))
-        self.assertIn("window", self.why("flashinfer_cudnn", "kv=paged,mask=window,n=64"))
-        fp32 = problems("out_dtype=fp32,n=64")[0]
+        self.assertIn("page table", self.why("torch_sdpa_flash", kv="paged", keys=64))
+        self.assertIn("lengths", self.why("torch_sdpa_cudnn", lengths=[3, 9]))
+        self.assertIsNone(self.why("torch_sdpa_flash", keys=64))
+        self.assertIsNone(self.why("torch_flex", lengths=[3, 9], mask="window", window=4))
+        self.assertIn("sink", self.why("torch_flex", has_sink=True, keys=64))
+        self.assertIn("sinks", self.why("flashinfer_fa2", has_sink=True, kv="paged", keys=64))
+        self.assertIsNone(self.why("flashinfer_tc", kv="paged", page_size=7, lengths=[3, 9]))
+        self.assertIn("not 7", self.why("flashinfer_xqa", kv="paged", page_size=7, keys=64))
+        self.assertIsNone(self.why("flashinfer_xqa", kv="paged", mask="window", has_sink=True,
+                                   keys=64))
+        self.assertIn("window", self.why("flashinfer_cudnn", kv="paged", mask="window", keys=64))
+        fp32 = planned(out_dtype="fp32", keys=64)
         self.assertIn("query's dtype", peers.common_why_not(fp32))
 
     def test_fp8_and_soft_cap(self):
         """Who takes an fp8 cache (per tensor or per head, e4m3 or e5m2) and a soft cap."""
-        paged = "kv=paged,page_size=16,n=64,"
+        paged = {"kv": "paged", "page_size": 16, "keys": 64}
         for peer in ("torch_sdpa_flash", "torch_sdpa_cudnn", "torch_flex"):
-            self.assertIn("no fp8 K/V cache", self.why(peer, "n=64,kv_dtype=e4m3"), peer)
-        self.assertIn("soft-capping", self.why("torch_sdpa_cudnn", "n=64,soft_cap=50"))
-        self.assertIsNone(self.why("torch_flex", "lengths=3:9,mask=window,window=4,soft_cap=50"))
+            self.assertIn("no fp8 K/V cache", self.why(peer, keys=64, kv_dtype="e4m3"), peer)
+        self.assertIn("soft-capping", self.why("torch_sdpa_cudnn", keys=64, soft_cap=50.0))
+        self.assertIsNone(self.why("torch_flex", lengths=[3, 9], mask="window", window=4,
+                                   soft_cap=50.0))
         for peer in ("flashinfer_fa2", "flashinfer_tc"):
             for kv_dtype in ("e4m3", "e5m2"):
-                self.assertIsNone(self.why(peer, paged + f"kv_dtype={kv_dtype}"), peer)
-            self.assertIsNone(self.why(peer, "n=64,kv_dtype=e4m3,soft_cap=30,mask=window"), peer)
+                self.assertIsNone(self.why(peer, **paged, kv_dtype=kv_dtype), peer)
+            self.assertIsNone(self.why(peer, keys=64, kv_dtype="e4m3", soft_cap=30.0,
+                                       mask="window"), peer)
             self.assertIn("one scale per tensor",
-                          self.why(peer, paged + "kv_dtype=e4m3,kv_scale=head"), peer)
-        self.assertIsNone(self.why("flashinfer_xqa", paged + "kv_dtype=e4m3,sink=1,mask=window"))
-        self.assertIn("e4m3 only", self.why("flashinfer_xqa", paged + "kv_dtype=e5m2"))
-        self.assertIn("one K/V scale", self.why("flashinfer_xqa", paged + "kv_dtype=e4m3,kv_scale=head"))
-        self.assertIn("soft-capping", self.why("flashinfer_xqa", paged + "soft_cap=50"))
-        self.assertIn("dequantisation scales", self.why("flashinfer_cudnn", paged + "kv_dtype=e4m3"))
-        self.assertIn("soft-capping", self.why("flashinfer_cudnn", paged + "soft_cap=50"))
-        self.assertIn("16-bit K/V cache", peers.common_why_not(problems("dtype=fp16,kv_dtype=bf16,n=8")[0]))
-        self.assertIsNone(peers.common_why_not(problems("dtype=fp16,kv_dtype=e5m2,n=8")[0]))
+                          self.why(peer, **paged, kv_dtype="e4m3", kv_scale="head"), peer)
+        self.assertIsNone(self.why("flashinfer_xqa", **paged, kv_dtype="e4m3", has_sink=True,
+                                   mask="window"))
+        self.assertIn("e4m3 only", self.why("flashinfer_xqa", **paged, kv_dtype="e5m2"))
+        self.assertIn("one K/V scale", self.why("flashinfer_xqa", **paged, kv_dtype="e4m3",
+                                                       kv_scale="head"))
+        self.assertIn("soft-capping", self.why("flashinfer_xqa", **paged, soft_cap=50.0))
+        self.assertIn("dequantisation scales",
+                      self.why("flashinfer_cudnn", **paged, kv_dtype="e4m3"))
+        self.assertIn("soft-capping", self.why("flashinfer_cudnn", **paged, soft_cap=50.0))
+        self.assertIn("16-bit K/V cache",
+                      peers.common_why_not(planned(dtype="fp16", kv_dtype="bf16", keys=8)))
+        self.assertIsNone(peers.common_why_not(planned(dtype="fp16", kv_dtype="e5m2", keys=8)))
 
     def test_fa3_refusals(self):
-        self.assertIn("attention-sink", self.why("fa3", "kv=paged,sink=1,n=64"))
-        self.assertIn("e4m3 only", self.why("fa3", "kv=paged,kv_dtype=e5m2,n=64"))
-        for text in ("n=64", "kv=paged,page_size=16,lengths=3:9", "kv=paged,kv_dtype=e4m3,"
-                     "kv_scale=head,n=64", "mask=window,window=8,soft_cap=30,n=64"):
-            self.assertIsNone(self.why("fa3", text), text)
-        fp8 = problems("kv=paged,kv_dtype=e4m3,n=64")[0]
+        self.assertIn("attention-sink", self.why("fa3", kv="paged", has_sink=True, keys=64))
+        self.assertIn("e4m3 only", self.why("fa3", kv="paged", kv_dtype="e5m2", keys=64))
+        for fields in ({"keys": 64}, {"kv": "paged", "page_size": 16, "lengths": [3, 9]},
+                       {"kv": "paged", "kv_dtype": "e4m3", "kv_scale": "head", "keys": 64},
+                       {"mask": "window", "window": 8, "soft_cap": 30.0, "keys": 64}):
+            self.assertIsNone(self.why("fa3", **fields), fields)
+        fp8 = planned(kv="paged", kv_dtype="e4m3", keys=64)
         self.assertEqual(backends.PEERS["fa3"].tolerance(fp8), 0.15)
-        self.assertEqual(backends.PEERS["fa3"].layout(problems("n=64")[0]).page_size, 0)
+        self.assertEqual(backends.PEERS["fa3"].layout(planned(keys=64)).page_size, 0)
 
     def test_fa3_build_refusal_names_the_switch(self):
         built = {"build_flags": {"FLASHATTENTION_DISABLE_HDIM256": True,
                                  "FLASHATTENTION_DISABLE_FP8": True,
                                  "FLASHATTENTION_DISABLE_HDIM128": False}}
-        why = lambda text: fa3.build_refusal(None, problems(text)[0], built)  # noqa: E731
-        self.assertIn("FLASHATTENTION_DISABLE_HDIM256", why("depth=256,n=64"))
-        self.assertIn("e4m3 cache", why("kv=paged,kv_dtype=e4m3,n=64"))
-        self.assertIsNone(why("depth=128,n=64,soft_cap=30"))
-        self.assertIsNone(fa3.build_refusal(None, problems("depth=256,n=64")[0], {}))
+        why = lambda **fields: fa3.build_refusal(None, planned(**fields), built)  # noqa: E731
+        self.assertIn("FLASHATTENTION_DISABLE_HDIM256", why(depth=256, keys=64))
+        self.assertIn("e4m3 cache", why(kv="paged", kv_dtype="e4m3", keys=64))
+        self.assertIsNone(why(depth=128, keys=64, soft_cap=30.0))
+        self.assertIsNone(fa3.build_refusal(None, planned(depth=256, keys=64), {}))
 
     def test_tolerances(self):
         """XQA's sm90 fp8 kernel rounds q and P to e4m3 too: a looser bound for it alone."""
-        fp8, bf16 = problems("kv=paged,kv_dtype=e4m3,n=64")[0], problems("kv=paged,n=64")[0]
+        fp8, bf16 = planned(kv="paged", kv_dtype="e4m3", keys=64), planned(kv="paged", keys=64)
         xqa = backends.PEERS["flashinfer_xqa"]
         self.assertEqual((xqa.tolerance(fp8), xqa.tolerance(bf16)), (0.15, backends.TOLERANCE))
         for name in ("flashinfer_fa2", "flashinfer_tc", "torch_flex"):
@@ -419,15 +451,16 @@ class PeerTableTest(unittest.TestCase):
     def test_group_key(self):
         """One worker per JIT module: cache dtype and soft cap on/off split groups; the cap's
         value, the scale kind, lengths and paging do not."""
-        key = lambda text: suite.group_key(problems(text)[0])  # noqa: E731
-        self.assertNotEqual(key("n=64"), key("n=64,kv_dtype=e4m3"))
-        self.assertNotEqual(key("n=64,kv_dtype=e4m3"), key("n=64,kv_dtype=e5m2"))
-        self.assertNotEqual(key("n=64"), key("n=64,soft_cap=50"))
-        self.assertEqual(key("n=64,soft_cap=50"), key("kv=paged,n=9000,soft_cap=30"))
-        self.assertEqual(key("n=64,kv_dtype=e4m3"), key("lengths=3:9,kv_dtype=e4m3,kv_scale=head"))
+        key = lambda **fields: suite.group_key(planned(**fields))  # noqa: E731
+        self.assertNotEqual(key(keys=64), key(keys=64, kv_dtype="e4m3"))
+        self.assertNotEqual(key(keys=64, kv_dtype="e4m3"), key(keys=64, kv_dtype="e5m2"))
+        self.assertNotEqual(key(keys=64), key(keys=64, soft_cap=50.0))
+        self.assertEqual(key(keys=64, soft_cap=50.0), key(kv="paged", keys=9000, soft_cap=30.0))
+        self.assertEqual(key(keys=64, kv_dtype="e4m3"),
+                         key(lengths=[3, 9], kv_dtype="e4m3", kv_scale="head"))
 
     def test_layouts(self):
-        contig, paged = problems("n=300")[0], problems("kv=paged,page_size=16,n=300")[0]
+        contig, paged = planned(keys=300), planned(kv="paged", page_size=16, keys=300)
         self.assertEqual(backends.PEERS["torch_sdpa_flash"].layout(contig).page_size, 0)
         for fi in ("flashinfer_fa2", "flashinfer_tc", "flashinfer_xqa", "flashinfer_cudnn"):
             lay = backends.PEERS[fi].layout(contig)
@@ -438,9 +471,9 @@ class PeerTableTest(unittest.TestCase):
     def test_flashinfer_workspace_holds_its_split_scratch(self):
         # MQA (64/1, d64) asked FlashInfer's tensor-core plan for 276,824,064 bytes of
         # batch_prefill_tmp_v (64 heads x 264 blocks x 64 rows x 64 floats) and 128 MB failed.
-        mqa = problems("heads=64,kv_heads=1,depth=64,n=8192")[0]
+        mqa = planned(heads=64, kv_heads=1, depth=64, keys=8192)
         self.assertGreaterEqual(backends._fi_decode_workspace_bytes(mqa, 132), 276824064 + 64 * 264 * 64 * 4)
-        llama = problems("heads=32,kv_heads=8,n=8192")[0]
+        llama = planned(heads=32, kv_heads=8, keys=8192)
         self.assertEqual(backends._fi_decode_workspace_bytes(llama, 132), 128 << 20)
 
     def test_resolve(self):
@@ -454,7 +487,9 @@ class PeerTableTest(unittest.TestCase):
 
 class ReportTest(unittest.TestCase):
     def test_schema(self):
-        ps = problems("b=1,n=512;kv=paged,page_size=128,lengths=4:9,mask=window,window=4,sink=1")
+        ps = planned_all(plan_problem(name="u", keys=512),
+                         plan_problem(name="r", kv="paged", page_size=128, lengths=[4, 9],
+                                      mask="window", window=4, has_sink=True))
         t = timing.summarize_us([10.0, 10.1, 9.9])
         rows = [report.make_row("flashinfer_tc", ps[0], "passed", "x", t, 4400.0, 0.002, 0.001),
                 report.make_row("torch_flex", ps[1], "not_supported", "why")]
@@ -485,7 +520,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(report.make_row("torch_flex", ps[0], "failed", "x", kernel=k)
                          ["kernel_time_us"], 0.0)
         self.assertIn("kernel us", report.format_table([timed]))
-        fp8 = report.make_row("flashinfer_xqa", problems("kv_dtype=e4m3,soft_cap=50,n=512")[0],
+        fp8 = report.make_row("flashinfer_xqa", planned(kv_dtype="e4m3", soft_cap=50.0, keys=512),
                               "passed", "x", t, 4400.0)
         self.assertEqual((fp8["traits"]["kv_dtype"], fp8["traits"]["soft_cap"],
                           fp8["problem"]["kv_dtype"], fp8["problem"]["kv_scale"],
@@ -521,15 +556,16 @@ class FlashInferSitesTest(unittest.TestCase):
                          ["flashinfer_xqa_v072", "flashinfer_tc_fa3_v072"])
         self.assertEqual(len(backends.resolve("all")), 16)
         # 0.7's API takes sinks in the wrapper and a window, sinks and fp16 in cuDNN; 0.5.3's not.
-        sink, window = problems("kv=paged,sink=1,n=64")[0], problems("kv=paged,mask=window,n=64")[0]
-        fp16 = problems("dtype=fp16,kv=paged,n=64")[0]
+        sink = planned(kv="paged", has_sink=True, keys=64)
+        window = planned(kv="paged", mask="window", keys=64)
+        fp16 = planned(dtype="fp16", kv="paged", keys=64)
         for name in ("flashinfer_fa2", "flashinfer_tc", "flashinfer_cudnn"):
             self.assertIsNotNone(backends.PEERS[name].why_not(sink), name)
             self.assertIsNone(backends.PEERS[name + "_v072"].why_not(sink), name)
         self.assertIsNone(backends.PEERS["flashinfer_cudnn_v072"].why_not(window))
         self.assertIsNone(backends.PEERS["flashinfer_cudnn_v072"].why_not(fp16))
         self.assertIn("dequantisation", backends.PEERS["flashinfer_cudnn_v072"].why_not(
-            problems("kv=paged,kv_dtype=e4m3,n=64")[0]))
+            planned(kv="paged", kv_dtype="e4m3", keys=64)))
 
     def test_worker_env_puts_the_site_first(self):
         flashinfer_sites.register({"v072": "/tmp/fi072"})
@@ -606,8 +642,10 @@ class WorkerOrderTest(unittest.TestCase):
     def test_problems_sharing_kernels_run_back_to_back(self):
         """One worker takes all of a peer's problems: those of one group_key together, groups in
         order of first appearance, each in its own order; none lost or repeated."""
-        ps = problems("name=a,kv_heads=8,keys=11:12;name=b,kv_heads=1,keys=21;"
-                      "name=c,kv_heads=8,batch=2,keys=31;name=d,kv_heads=1,depth=64,keys=41")
+        ps = planned_all(plan_problem(name="a_n11", keys=11), plan_problem(name="a_n12", keys=12),
+                         plan_problem(name="b_n21", kv_heads=1, keys=21),
+                         plan_problem(name="c_n31", batch=2, keys=31),
+                         plan_problem(name="d_n41", kv_heads=1, depth=64, keys=41))
         # a and c share kernels (batch and lengths are runtime values); b and d differ in kv_heads
         # or depth.
         names = [p["name"] for p in peers.ordered_by_kernels(ps)]
@@ -627,7 +665,7 @@ class CrashIsolationTest(unittest.TestCase):
             peers.worker_command = lambda job: [sys.executable, worker, job]
             try:
                 rows = peers.run_worker(backends.PEERS["flashinfer_xqa"],
-                                        problems("name=g,keys=11:12:13:14:15"), {}, 60, d)
+                                        g_problems(11, 12, 13, 14, 15), {}, 60, d)
             finally:
                 peers.worker_command = saved
         status = {r["problem"]["name"]: r["status"] for r in rows}
@@ -646,7 +684,7 @@ class DeadlineTest(unittest.TestCase):
         try:
             with tempfile.TemporaryDirectory() as d:
                 rows = peers.run_worker(backends.PEERS["flashinfer_xqa"],
-                                        problems("name=g,keys=11:12"), {}, 60, d,
+                                        g_problems(11, 12), {}, 60, d,
                                         deadline=time.time() - 5)
         finally:
             peers.worker_command = saved
@@ -659,7 +697,7 @@ class DeadlineTest(unittest.TestCase):
         info = {"gpu_name": "H200", "sm_count": 132, "l2_bytes": 62914560, "peak_gbps": 4400.0,
                 "peak_method": "x", "torch": "2.11", "driver_version": "13.0",
                 "cuda_version": "13.0", "packages": {"flashinfer": {"version": "0.5.3"}}}
-        ps = problems("name=g,keys=11:12")
+        ps = g_problems(11, 12)
         with tempfile.TemporaryDirectory() as d:
             worker = os.path.join(d, "worker.py")
             with open(worker, "w") as f:  # rows as make_row writes them
@@ -679,7 +717,7 @@ class DeadlineTest(unittest.TestCase):
             peers.worker_command = lambda job: [sys.executable, worker, job]
             args = argparse.Namespace(out=prefix, resume=True, sites={}, seed=1, time_budget=0.1,
                                       target_error=0.005, no_kernel_time=True, worker_timeout=60,
-                                      stop_after=0, suite=None, plan=None)
+                                      stop_after=0, plan="plan.json")
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
                     rc = peers.run(args, ps, [backends.PEERS["flashinfer_xqa"]])
@@ -703,7 +741,7 @@ class ResumeTest(unittest.TestCase):
             raise AssertionError("the GPU was probed before the report to resume was read")
         with tempfile.TemporaryDirectory() as d:
             prefix = os.path.join(d, "peers")
-            row = report.make_row("torch_flex", problems("n=64")[0], "not_supported", "why")
+            row = report.make_row("torch_flex", planned(keys=64), "not_supported", "why")
             report.write_report(prefix + ".json", report.make_report(report.make_metadata(), [row]))
             self.assertEqual(peers.resumed_rows(prefix + ".json"), [row])
             saved = peers.probe
@@ -724,49 +762,93 @@ class ResumeTest(unittest.TestCase):
 
 
 class CliTest(unittest.TestCase):
+    PLAN_USAGE = "mha-tune sweep --config C --dry-run --json > plan.json"
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
     def run_cli(self, *args):
         env = dict(os.environ, PYTHONPATH="")  # torch must not be needed
         return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
                               env=env)
 
+    def write_plan(self, doc):
+        path = os.path.join(self.tmp.name, "plan.json")
+        with open(path, "w") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return path
+
     def test_help_and_dry_run(self):
         self.assertEqual(self.run_cli("--help").returncode, 0)
-        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--suite", SERVING)
+        plan = self.write_plan(plan_doc(
+            plan_problem(name="llama3_8b_paged16_b1_n512", kv="paged", keys=512),
+            plan_problem(name="llama3_8b_b2_n64", lengths=[64, 64], lengths_name="")))
+        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", plan)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("llama3_8b_paged16_b1_n512", r.stdout)
+        self.assertIn("llama3_8b_paged16_b1_n512: 2.11 MB/step", r.stdout)
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
-        self.assertRegex(r.stdout, r"\d+ problem\(s\) x 10 peer\(s\): \d+ to time")
+        self.assertRegex(r.stdout, r"2 problem\(s\) x 10 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
 
-    def test_plan_excludes_the_other_sources(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-            f.write("{not json")
-            f.flush()
-            r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", f.name)
-            self.assertEqual(r.returncode, 2)
-            self.assertIn("cannot read it as JSON", r.stderr)
-            r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", f.name, "--suite", SERVING)
-            self.assertEqual(r.returncode, 2)
-            self.assertIn("leave out --suite", r.stderr)
-
-    def test_dry_run_fp8_and_soft_cap(self):
-        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--problems",
-                         "kv=paged,kv_dtype=e4m3,kv_scale=head,soft_cap=50,n=64;kv_dtype=e5m2,n=64")
+    def test_dry_run_times_the_plan_verbatim(self):
+        """The problems of the plan and no others, in its order, with its step bytes."""
+        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", self.write_plan(PLAN_TEXT))
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("b1_h32_kv8_d128_n64_bf16_kve4m3h_paged16_null_cap50: 0.15 MB/step", r.stdout)
-        self.assertIn("b1_h32_kv8_d128_n64_bf16_kve5m2_contig_null", r.stdout)
-        self.assertIn("one scale per tensor", r.stdout)
-        r = self.run_cli("--out", "x", "--dry-run", "--problems", "kv_scale=head,n=4")
+        plan = json.loads(PLAN_TEXT)["problems"]
+        listed = re.findall(r"(?m)^(\S+): ([0-9.]+) MB/step$", r.stdout)
+        self.assertEqual(listed, [(q["name"], f"{q['bytes_per_step'] / 1e6:.2f}") for q in plan])
+        self.assertIn(f"{len(plan)} problem(s) x 10 peer(s)", r.stdout)
+        self.assertIn("flashinfer_cudnn     not_supported: cudnn_batch_decode_with_kv_cache builds "
+                      "cuDNN's 16-bit SDPA graph, with no K/V dequantisation scales", r.stdout)
+        self.assertIn("not_supported: peers write the output in the query's dtype (fp16), not "
+                      "fp32", r.stdout)
+
+    def test_the_plan_is_the_only_source(self):
+        r = self.run_cli("--out", "/tmp/x", "--dry-run")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("key 'kv_scale'", r.stderr)
+        self.assertIn("pass --plan plan.json", r.stderr)
+        self.assertIn(self.PLAN_USAGE, r.stderr)
+        plan = self.write_plan(PLAN_TEXT)
+        for gone in (["--suite", SERVING], [f"--suite={SERVING}"], ["--problems", "n=64"],
+                     ["--plan", plan, "--problems", "n=64"]):
+            r = self.run_cli("--out", "/tmp/x", "--dry-run", *gone)
+            self.assertEqual(r.returncode, 2, gone)
+            self.assertRegex(r.stderr, r"peers.py: --(suite|problems) is gone", gone)
+            self.assertIn(self.PLAN_USAGE, r.stderr)
+            self.assertNotIn("MB/step", r.stdout)
+
+    def test_a_plan_it_cannot_use_exits_2(self):
+        for doc, says in (("{not json", "cannot read it as JSON"),
+                          ({"problems": []}, "holds no problem"),
+                          ({"suite": {"problems": [{"keys": [64]}]}}, "no 'problems' list"),
+                          (plan_doc({"name": "x", "keys": 64}), "lacks batch")):
+            r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", self.write_plan(doc))
+            self.assertEqual(r.returncode, 2, says)
+            self.assertIn(says, r.stderr)
+        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", "/nonexistent/plan.json")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--plan /nonexistent/plan.json: cannot read it", r.stderr)
 
     def test_usage_errors_exit_2(self):
-        self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--peers", "flash,xla").returncode, 2)
-        r = self.run_cli("--out", "x", "--dry-run", "--problems", "h=3,kv_heads=2,n=4")
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("not a multiple", r.stderr)
-        self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--suite", "/nonexistent").returncode, 2)
-        self.assertEqual(self.run_cli("--dry-run").returncode, 2)  # --out is required
+        plan = self.write_plan(PLAN_TEXT)
+        self.assertEqual(self.run_cli("--out", "x", "--dry-run", "--plan", plan,
+                                      "--peers", "flash,xla").returncode, 2)
+        self.assertEqual(self.run_cli("--dry-run", "--plan", plan).returncode, 2)  # --out
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), "MHA_BUILD_DIR has no mha-tune binary")
+    def test_a_sweeps_own_plan(self):
+        """End to end: the plan `sweep --config --dry-run --json` writes for the build's own
+        config, every problem of it listed by peers.py, by the sweep's names."""
+        config = os.path.join(REPO, "configs", "ci.json")
+        r = subprocess.run([MHA_TUNE, "sweep", "--config", config, "--dry-run", "--json"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = [q["name"] for q in json.loads(r.stdout)["problems"]]
+        self.assertTrue(names)
+        r = self.run_cli("--out", "/tmp/x", "--dry-run", "--plan", self.write_plan(r.stdout))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(re.findall(r"(?m)^(\S+): [0-9.]+ MB/step$", r.stdout), names)
 
 
 if __name__ == "__main__":

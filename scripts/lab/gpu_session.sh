@@ -138,9 +138,18 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
       ;;
     peers)
       t0=$SECONDS
-      python3 scripts/peers/peers.py --out "$OUT/peers" --peers flash,cudnn \
-        --problems "b=1,h=32,kv_heads=8,n=512:2048:8192:32768:131072;b=8,h=32,kv_heads=8,n=512:2048:8192:32768:131072;b=1,h=64,kv_heads=8,n=512:2048:8192:32768:131072;b=8,h=64,kv_heads=8,n=512:2048:8192:32768:131072;b=1,h=32,kv_heads=32,n=512:2048:8192:32768:131072;b=8,h=32,kv_heads=32,n=512:2048:8192:32768:131072" \
-        >"$OUT/peers.log" 2>&1; rc=$?
+      # The problems come from the sweep's own plan (peers.py reads no specs).
+      plan=()
+      for b in 1 8; do
+        for hk in 32,8 64,8 32,32; do  # heads,kv_heads
+          spec="batch=$b,heads=${hk%,*},kv_heads=${hk#*,},dtype=bf16,kv=contig"
+          plan+=(--problem "$spec,keys=512:131072:x4")
+        done
+      done
+      build-gpu/mha-tune sweep --dry-run --json "${plan[@]}" >"$OUT/peers_plan.json" \
+        2>"$OUT/peers.log" &&
+        python3 scripts/peers/peers.py --plan "$OUT/peers_plan.json" --out "$OUT/peers" \
+          --peers flash,cudnn >>"$OUT/peers.log" 2>&1; rc=$?
       note "peers.py (torch SDPA flash + cudnn): rc=$rc, $((SECONDS - t0)) s"
       ;;
   esac

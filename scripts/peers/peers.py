@@ -3,15 +3,16 @@
 paths, PyTorch SDPA's FlashAttention-2 and cuDNN backends, FlexAttention) on mha-tune's problems,
 exactly as `mha-tune sweep` times its own, and writes PREFIX.json in mha-tune's report schema.
 
-  peers.py --out PREFIX [--suite configs/serving.json] [--problems "batch=1,keys=512:2048;..."]
+  mha-tune sweep --config C --dry-run --json > plan.json
+  peers.py --plan plan.json --out PREFIX
            [--peers all|flash,cudnn,flex,fi_fa2,fi_tc,fi_xqa,fi_cudnn] [--dry-run]
 
-Problems use mha-tune's keys (batch heads kv_heads depth dtype kv_dtype kv_scale kv page_size mask
-window soft_cap sink sink_mean q_std scale keys lengths name; aliases b h n d) and are named as
-mha-tune names them, so one suite file gives rows that join with a sweep's. Paged problems get
-pages shuffled over the pool; contiguous ones a [batch, kv_heads, keys, d] cache, except for
-FlashInfer's paged APIs, which split work at page granularity and get the cache as 128-key pages in
-order (peerlib/backends.py). An fp8 cache (kv_dtype e4m3 or e5m2) holds per-head N(0, sigma^2)
+The problems are the plan's, taken verbatim (peerlib/suite.py): the binary's own expansion of the
+suite's ranges, length mixes and names, so that the peers time exactly the problems the sweep
+times and their rows join with the sweep's by name; nothing here parses a suite. Paged problems
+get pages shuffled over the pool; contiguous ones a [batch, kv_heads, keys, d] cache, except for
+FlashInfer's paged APIs, which split work at page granularity and get the cache as 128-key pages
+in order (peerlib/backends.py). An fp8 cache (kv_dtype e4m3 or e5m2) holds per-head N(0, sigma^2)
 values quantised with one scale per tensor or per head (kv_scale), as mha-tune's does.
 
 Each peer is verified against an fp32 reference before timing (rel L2 < 2e-2; < 0.15 for XQA on
@@ -41,12 +42,8 @@ sys.path[:0] = [HERE, os.path.dirname(HERE)]  # peerlib beside it, mha_report in
 import mha_report  # noqa: E402
 from peerlib import backends, flashinfer_sites, report, timing  # noqa: E402
 from peerlib.worker import copy_bytes  # noqa: E402
-from peerlib.suite import (UsageError, expand_all, group_key, parse_inline, problems_from_plan,
-                           read_suite,  # noqa: E402
+from peerlib.suite import (PLAN_USAGE, UsageError, group_key, problems_from_plan,  # noqa: E402
                            step_bytes)
-
-DEFAULT_PROBLEMS = ("batch=1,heads=32,kv_heads=8,keys=512:2048:8192:32768:131072;"
-                    "batch=8,heads=32,kv_heads=8,keys=512:2048:8192:32768:131072")
 
 
 def plan(problems, peers, l2_bytes=timing.H200_L2_BYTES):
@@ -247,7 +244,7 @@ def run(args, problems, peers):
     meta = report.make_metadata(
         info["gpu_name"], info["sm_count"], info["l2_bytes"], info["peak_gbps"], " ".join(sys.argv),
         args.seed, info["driver_version"], info["cuda_version"], git_commit(),
-        devices="0", config_file=args.suite or args.plan or "", gpu_uuids=info.get("gpu_uuid", ""),
+        devices="0", config_file=args.plan, gpu_uuids=info.get("gpu_uuid", ""),
         gpu_pci_bus_ids=info.get("pci_bus_id", ""),
         nvidia_driver_version=info.get("nvidia_driver_version", ""))
     meta["peer_packages"] = {k: v.get("version", "unavailable") for k, v in info["packages"].items()}
@@ -321,11 +318,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="Time serving engines' decode kernels like mha-tune.",
                                  epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="report prefix: writes PREFIX.json")
-    ap.add_argument("--suite", help="a config with a suite, or a problem file, as mha-tune reads")
-    ap.add_argument("--problems", help=f"inline problems, ';'-separated (default without --suite: "
-                                       f"{DEFAULT_PROBLEMS})")
-    ap.add_argument("--plan", help="the problems as `mha-tune sweep --dry-run --json` printed them "
-                                   "(the binary's expansion: the peers time what the sweep times)")
+    ap.add_argument("--plan", metavar="PLAN.json",
+                    help=f"the problems, as `{PLAN_USAGE}` printed them (the binary's expansion: "
+                         "the peers time what the sweep times); required")
     ap.add_argument("--peers", default="all", help="all, or a list of: " + ", ".join(backends.SHORT)
                     + " (and, per --flashinfer-site TAG, fi_..._TAG)")
     ap.add_argument("--flashinfer-site", action="append", default=[], metavar="TAG=DIR",
@@ -345,17 +340,17 @@ def main(argv=None):
                     help="start no worker after this many seconds: the problems left are "
                          "'skipped' with that reason (0: no limit); --resume times them later")
     ap.add_argument("--dry-run", action="store_true", help="print the plan; import no torch")
+    gone = [a.partition("=")[0] for a in argv if a.partition("=")[0] in ("--suite", "--problems")]
+    if gone:
+        print(f"peers.py: {gone[0]} is gone: the problems come from the sweep's plan only; pass "
+              f"--plan plan.json, written by `{PLAN_USAGE}`", file=sys.stderr)
+        return 2
     args = ap.parse_args(argv)
     try:
-        if args.plan:
-            if args.suite or args.problems:
-                raise UsageError("--plan gives the problems: leave out --suite and --problems")
-            problems = problems_from_plan(read_plan(args.plan), args.plan)
-        else:
-            specs = read_suite(args.suite) if args.suite else []
-            if args.problems or not args.suite:
-                specs += parse_inline(args.problems or DEFAULT_PROBLEMS)
-            problems = expand_all(specs)
+        if not args.plan:
+            raise UsageError(f"no problems: pass --plan plan.json, written by `{PLAN_USAGE}` "
+                             "(the sweep's own problems, which the peers time)")
+        problems = problems_from_plan(read_plan(args.plan), args.plan)
         args.sites = flashinfer_sites.parse(args.flashinfer_site)
         flashinfer_sites.register(args.sites)
         peers = backends.resolve(args.peers)
