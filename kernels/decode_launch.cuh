@@ -83,7 +83,8 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   config.attrs = &programmatic;
   config.numAttrs = p.programmatic_reduce ? 1 : 0;
   return cudaLaunchKernelEx(&config,
-                            splitk_reduce_kernel<typename T::Out, T::kHasSink, injected_fault<T>()>,
+                            splitk_reduce_kernel<typename T::Out, T::kHasSink, injected_fault<T>(),
+                                                 reduce_threads(T::kDepth)>,
                             args, static_cast<int>(T::kDepth));
 }
 

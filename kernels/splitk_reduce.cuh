@@ -21,7 +21,6 @@ namespace mha {
 // at P = 2 and cost GPT-OSS's batch 64 (4096 reduce blocks) +56% (docs/performance.md).
 constexpr int kReduceSlices = 8;
 __host__ __device__ constexpr int reduce_threads(int depth) { return kReduceSlices * depth / 4; }
-constexpr int kReduceMaxThreads = reduce_threads(256);
 // Partitions a thread loads before it does any math: one batch covers up to kLoadBatch x slices
 // partitions. Rows with more partials than that (MQA's 64, plans' longest sequences) take
 // batches of kWideLoadBatch, so up to 64 partials at 8 slices cost one batch, not two; the
@@ -209,14 +208,20 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
   }
 }
 
-// The separate reduce launch: one block of reduce_threads(depth) per (query head, sequence) and
-// combine_scratch_floats(reduce_threads(depth), depth) floats of dynamic shared memory.
+// Blocks an SM must hold at once, which bounds the reduce's registers. At depth 128 (256 threads)
+// 4 blocks, 64 registers (85 unbounded): group 8 at batch 8 (512 reduce blocks) then runs in one
+// wave, 13.65 -> 12.50 us at 512 keys and P = 2 on the H200. Other depths keep the compiler's
+// allocation: the same bound at depth 64 cost MQA's batch 8 +0.8 us at P = 16 (13.75 -> 14.58 us
+// at 8,192 keys), where 512 blocks of 128 threads fit one wave either way.
+__host__ __device__ constexpr int reduce_min_blocks(int threads) {
+  return threads == reduce_threads(128) ? 4 : 1;
+}
+
+// The separate reduce launch: one block of kThreads = reduce_threads(depth) per (query head,
+// sequence) and combine_scratch_floats(kThreads, depth) floats of dynamic shared memory.
 // Sequences that a plan left in one chunk were written by the decode kernel: skipped.
-// Bounded to 64 registers (85 unbounded), 4 depth-128 blocks fit an SM instead of 2, so group 8
-// at batch 8 (512 reduce blocks) runs in one wave: 13.65 -> 12.50 us at 512 keys and P = 2 on
-// the H200, longer problems within 0.5%.
-template <typename Out, bool kHasSink, Fault kFault = Fault::kNone>
-__global__ void __launch_bounds__(kReduceMaxThreads, 2)
+template <typename Out, bool kHasSink, Fault kFault, int kThreads>
+__global__ void __launch_bounds__(kThreads, reduce_min_blocks(kThreads))
     splitk_reduce_kernel(const DecodeParams p, int depth) {
   extern __shared__ __align__(16) float reduce_scratch[];
   phase::reduce_stamp(p, phase::kReduceStartNs);
