@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Expands a tile-configuration space (configs/*.json) into one .cu per decode-kernel instance,
+"""Expands a tile-configuration space (configs/tiles/*.json) into one .cu per decode-kernel instance,
 the dispatch table (mha::kernel_registry()) and a manifest; impossible points are rejected with
 the reason, using exactly the static_asserts and kSmemBytes of kernels/decode_traits.cuh.
 
 Usage:
-  scripts/gen_dispatch.py --config configs/ci.json --out-dir build/generated [--filter GLOBS]
-  scripts/gen_dispatch.py --config configs/default.json --list            # names, writes nothing
-  scripts/gen_dispatch.py --config configs/default.json --list-rejected   # rejections + reasons
+  scripts/gen_dispatch.py --config configs/tiles/ci.json --out-dir build/generated [--filter GLOBS]
+  scripts/gen_dispatch.py --config configs/tiles/default.json --list           # names only
+  scripts/gen_dispatch.py --config configs/tiles/default.json --list-rejected  # with reasons
+  (a suite of configs/suites/ works too: it is built from the tile space it names)
 
   --filter: globs over procedural names, separated by ';' or ',' (fnmatch, case-sensitive); a
   name is kept when it matches at least one positive glob and no glob prefixed with '-'.
@@ -650,7 +651,7 @@ def config_label(path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", required=True, help="configs/*.json")
+    ap.add_argument("--config", required=True, help="configs/tiles/*.json or configs/suites/*.json")
     ap.add_argument("--out-dir", help="where to write the .cu files and manifest.json")
     ap.add_argument("--filter", default="*", help="globs over procedural names, ';'-separated")
     ap.add_argument("--list", action="store_true", help="print the instance names")

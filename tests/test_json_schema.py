@@ -38,7 +38,7 @@ class JsonSchema(unittest.TestCase):
     def test_committed_reports_and_configs_satisfy_them(self):
         reports = [f for f in sorted(glob.glob(os.path.join(REPO, "results", "*.json")))
                    if "rows" in json.load(open(f))]
-        configs = sorted(glob.glob(os.path.join(REPO, "configs", "*.json")))
+        configs = sorted(glob.glob(os.path.join(REPO, "configs", "*", "*.json")))
         self.assertGreater(len(reports), 3)
         self.assertGreater(len(configs), 5)
         for path in reports:
@@ -58,7 +58,7 @@ class JsonSchema(unittest.TestCase):
             doc = copy.deepcopy(report)
             mutate(doc)
             self.assertTrue(self.errors(self.report, doc))
-        with open(os.path.join(REPO, "configs", "ci.json")) as f:
+        with open(os.path.join(REPO, "configs", "tiles", "ci.json")) as f:
             config = json.load(f)
         for mutate in (lambda d: d["families"][0].__setitem__("dtype", "fp64"),
                        lambda d: d["families"][0].__setitem__("colour", "red"),
