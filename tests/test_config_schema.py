@@ -91,7 +91,8 @@ BAD = {
 }
 
 
-SUITE = {"problems": [{"name": "p", "keys": [64]}]}
+with open(os.path.join(REPO, "configs", "suites", "ci.json")) as f:
+    SUITE = json.load(f)["suite"]
 
 
 def suite(tile_space, **extra):
