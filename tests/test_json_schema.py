@@ -68,6 +68,17 @@ class JsonSchema(unittest.TestCase):
             doc = copy.deepcopy(config)
             mutate(doc)
             self.assertTrue(self.errors(self.config, doc))
+        # A suite names its tile space instead of giving tiles or families, and must do one.
+        with open(os.path.join(REPO, "configs", "suites", "ci.json")) as f:
+            suite = json.load(f)
+        self.assertEqual(self.errors(self.config, suite), [])
+        for mutate in (lambda d: d.__setitem__("families", config["families"]),
+                       lambda d: d.__setitem__("smem_limit_bytes", 1024),
+                       lambda d: d.__setitem__("tile_space", 3),
+                       lambda d: d.pop("tile_space")):
+            doc = copy.deepcopy(suite)
+            mutate(doc)
+            self.assertTrue(self.errors(self.config, doc))
 
 
 if __name__ == "__main__":

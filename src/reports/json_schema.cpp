@@ -155,7 +155,6 @@ json config_json_schema() {
     else if (name == "tile_space")  // a path; its file is checked when the suite is loaded
       p = {{"type", "string"}};
   }
-  s["required"] = d["top_required"];
   // A suite naming its tile space has none of the keys that file gives, so not "families" either.
   json given = json::array();
   for (const auto& key : d["tile_space_keys"]) given.push_back({{"required", json::array({key})}});
@@ -167,7 +166,6 @@ json config_json_schema() {
   s["if"] = {{"required", json::array({"tile_space"})}};
   s["then"] = {{"required", required}, {"not", {{"anyOf", given}}}};
   s["else"] = {{"required", d["top_required"]}};
-  s.erase("required");
   return s;
 }
 
