@@ -33,6 +33,13 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_mha_config}" 
 
 # The instance list comes from the manifest, in generator order.
 file(READ "${MHA_MANIFEST}" _mha_manifest)
+# A suite naming a tile space (configs/suites/) is built from that file too.
+string(JSON _mha_tile_space ERROR_VARIABLE _mha_no_tile_space GET "${_mha_manifest}" tile_space)
+if(NOT _mha_no_tile_space)
+  get_filename_component(_mha_tile_space "${_mha_tile_space}" ABSOLUTE BASE_DIR
+                         "${PROJECT_SOURCE_DIR}")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_mha_tile_space}")
+endif()
 string(JSON _mha_count LENGTH "${_mha_manifest}" instances)
 set(MHA_GENERATED_SOURCES "${MHA_GENERATED_DIR}/dispatch_table.cu"
     "${MHA_GENERATED_DIR}/build_config.cpp")

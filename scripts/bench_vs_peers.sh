@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ours against every peer on one suite, in one command, on this machine's GPU 0:
-#   1. builds the suite's config (default configs/serving.json) into build-<config name>/,
+#   1. builds the suite's config (default configs/suites/serving.json) into build-<config name>/,
 #   2. verifies every kernel on the suite (a failure stops the run: nothing wrong is timed),
 #   3. sweeps it (PREFIX_ours.json) and lets `mha-tune select` choose the defaults,
 #   4. times the peers on the same problems (the sweep's --dry-run --json plan, PREFIX_plan.json,
@@ -8,12 +8,12 @@
 #      FlashInfer wheels offline from .whl/ when it is there (scripts/peers/peer_wheels.sh: 0.5.3, a
 #      second FlashInfer from .whl/v072/, a FlashAttention-3 build from .whl/fa3_build.tar.gz),
 #   5. prints scripts/peers/side_by_side.py's table, also written to PREFIX_side_by_side.md.
-# Usage: scripts/bench_vs_peers.sh [PREFIX] [CONFIG]   (default: results/bench configs/serving.json)
+# Usage: scripts/bench_vs_peers.sh [PREFIX] [CONFIG]   (default: results/bench configs/suites/serving.json)
 # Extra peers.py arguments: MHA_PEERS_ARGS="--peers fi_tc,fi_xqa".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 prefix=${1:-results/bench}
-config=${2:-configs/serving.json}
+config=${2:-configs/suites/serving.json}
 build="build-$(basename "$config" .json)"
 mkdir -p "$(dirname "$prefix")"
 # shellcheck source-path=SCRIPTDIR
@@ -34,7 +34,7 @@ python3 scripts/peers/peers.py --plan "${prefix}_plan.json" --out "${prefix}_pee
   ${MHA_FLASHINFER_SITE_ARGS:-} ${MHA_PEERS_ARGS:-}
 python3 scripts/peers/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" \
   "${prefix}_defaults.json" | tee "${prefix}_side_by_side.md"
-# A suite with uniform twins of its ragged batches (configs/ragged.json): what raggedness costs.
+# A suite with uniform twins of its ragged batches (configs/suites/ragged.json): what raggedness costs.
 if grep -q "_uniform_equiv" "$config"; then
   python3 scripts/peers/ragged_vs_uniform.py "${prefix}_ours.json" |
     tee "${prefix}_ragged_vs_uniform.md"

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Expands a tile-configuration space (configs/*.json) into one .cu per decode-kernel instance,
+"""Expands a tile-configuration space (configs/tiles/*.json) into one .cu per decode-kernel instance,
 the dispatch table (mha::kernel_registry()) and a manifest; impossible points are rejected with
 the reason, using exactly the static_asserts and kSmemBytes of kernels/decode_traits.cuh.
 
 Usage:
-  scripts/gen_dispatch.py --config configs/ci.json --out-dir build/generated [--filter GLOBS]
-  scripts/gen_dispatch.py --config configs/default.json --list            # names, writes nothing
-  scripts/gen_dispatch.py --config configs/default.json --list-rejected   # rejections + reasons
+  scripts/gen_dispatch.py --config configs/tiles/ci.json --out-dir build/generated [--filter GLOBS]
+  scripts/gen_dispatch.py --config configs/tiles/default.json --list           # names only
+  scripts/gen_dispatch.py --config configs/tiles/default.json --list-rejected  # with reasons
+  (a suite of configs/suites/ works too: it is built from the tile space it names)
 
   --filter: globs over procedural names, separated by ';' or ',' (fnmatch, case-sensitive); a
   name is kept when it matches at least one positive glob and no glob prefixed with '-'.
@@ -35,6 +36,9 @@ Config schema (schema_version 1; unknown keys are errors; see configs/README.md)
     ],
     "suite": {...}                           optional, opaque here: copied into the manifest
   }
+  A suite may name its tile space instead: "tile_space": "../tiles/default.json" (relative to
+  the suite file's folder) in place of smem_limit_bytes, tiles and families, which then come from
+  that file (itself a config without "suite" or "tile_space").
   TILES is one BLOCK or a non-empty list of BLOCKs (the union of their products, in order).
   BLOCK is an object with all eight axes; each value is one value or a non-empty list of them:
     "bm", "bn", "bk", "wm", "wn", "threads", "stages": int > 0;  "warp_split_k": bool.
@@ -87,7 +91,10 @@ CPP_MASK = {
 
 FAMILY_KEYS = ("name", "description", "dtype", "out_dtype", "kv_dtype", "depth", "group", "kv",
                "mask", "sink", "soft_cap", "tiles")
-TOP_KEYS = ("schema_version", "description", "smem_limit_bytes", "tiles", "families", "suite")
+TOP_KEYS = ("schema_version", "description", "smem_limit_bytes", "tiles", "families", "suite",
+            "tile_space")
+# What a suite's "tile_space" file gives it; a suite naming a tile space must not have these.
+TILE_SPACE_KEYS = ("smem_limit_bytes", "tiles", "families")
 
 
 
@@ -99,6 +106,7 @@ def schema_description():
         "schema_version": SCHEMA_VERSION,
         "top_keys": list(TOP_KEYS),
         "top_required": ["schema_version", "families"],
+        "tile_space_keys": list(TILE_SPACE_KEYS),
         "family_keys": list(FAMILY_KEYS),
         "family_required": ["name", "dtype", "out_dtype", "depth", "group", "kv", "mask", "sink"],
         "choices": {"dtype": list(DTYPES), "out_dtype": list(OUT_DTYPES),
@@ -109,12 +117,14 @@ def schema_description():
 
 
 class ConfigError(Exception):
-    """A problem in the config: the key path and what is wrong."""
+    """A problem in the config: the key path and what is wrong; `file` when the problem lies in
+    another file than the one given (a suite's tile space)."""
 
-    def __init__(self, key, problem):
+    def __init__(self, key, problem, file=None):
         super().__init__(f"{key}: {problem}")
         self.key = key
         self.problem = problem
+        self.file = file
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,13 +213,8 @@ def _parse_tiles(tiles, path):
     return points
 
 
-def load_config(path):
-    """Parses and validates a config file.
-
-    Returns (config dict, smem limit, families each with its expanded list of tile points).
-
-    Raises ConfigError (with a key path) or OSError/ValueError for unreadable or non-JSON files.
-    """
+def _read_json(path):
+    """A JSON file, refusing what mha-tune's reader refuses (duplicate keys, NaN, Infinity)."""
     def no_duplicates(pairs):
         d = {}
         for k, v in pairs:
@@ -222,15 +227,66 @@ def load_config(path):
         raise ValueError(f"{name} is not JSON")
 
     with open(path, encoding="utf-8") as f:
-        cfg = json.load(f, object_pairs_hook=no_duplicates, parse_constant=no_constant)
-    return load_config_obj(cfg)
+        return json.load(f, object_pairs_hook=no_duplicates, parse_constant=no_constant)
 
 
-def load_config_obj(cfg):
-    """Validates a parsed config; see load_config."""
+def load_config(path):
+    """Parses and validates a config file.
+
+    Returns (config dict, smem limit, families each with its expanded list of tile points). For a
+    suite naming a tile space, the config dict is the suite with the tile space's keys in place
+    of "tile_space", and "tile_space" set to the tile space's path as resolved.
+
+    Raises ConfigError (with a key path) or OSError/ValueError for unreadable or non-JSON files.
+    """
+    return load_config_obj(_read_json(path), path)
+
+
+def tile_space_path(suite_path, tile_space):
+    """A suite's "tile_space", relative to the suite file's folder (as mha-tune resolves it)."""
+    return os.path.normpath(os.path.join(os.path.dirname(suite_path), tile_space))
+
+
+def _load_tile_space(cfg, suite_path):
+    """The suite `cfg` with its tile space's smem_limit_bytes, tiles and families in place of
+    "tile_space", after checking the tile space on its own (its errors name its file)."""
+    name = cfg["tile_space"]
+    if not isinstance(name, str):
+        raise ConfigError("tile_space", f"wrong type {_type_name(name)}, expected string")
+    for key in TILE_SPACE_KEYS:
+        if key in cfg:
+            raise ConfigError(key, 'not allowed with "tile_space" (the tile space gives it)')
+    path = tile_space_path(suite_path, name)
+    try:
+        tiles = _read_json(path)
+    except OSError as e:
+        raise ConfigError("tile_space", f"cannot read the tile space file {path} "
+                                        f"({e.strerror or e})") from None
+    except ValueError as e:
+        raise ConfigError("(file)", str(e), file=path) from None
+    for key in ("tile_space", "suite"):
+        if isinstance(tiles, dict) and key in tiles:
+            raise ConfigError("tile_space", f"the tile space file {path} has {json.dumps(key)} "
+                                            "(a tile space holds tiles and families only)")
+    try:
+        load_config_obj(tiles, path)
+    except ConfigError as e:
+        raise ConfigError(e.key, e.problem, file=e.file or path) from None
+    merged = {k: v for k, v in cfg.items() if k != "tile_space"}
+    merged.update((k, tiles[k]) for k in TILE_SPACE_KEYS if k in tiles)
+    return merged, path
+
+
+def load_config_obj(cfg, path="config.json"):
+    """Validates a parsed config read from `path` (which a "tile_space" is relative to); see
+    load_config."""
     if not isinstance(cfg, dict):
         raise ConfigError("(top level)", f"wrong type {_type_name(cfg)}, expected object")
     _check_keys(cfg, TOP_KEYS, "")
+    if "tile_space" in cfg:
+        merged, tile_path = _load_tile_space(cfg, path)
+        merged, smem_limit, parsed = load_config_obj(merged, path)
+        return dict(merged, tile_space=tile_path), smem_limit, parsed
     version = _require(cfg, "schema_version", "")
     if not _is_int(version) or version != SCHEMA_VERSION:
         raise ConfigError("schema_version", f"value {json.dumps(version)} not supported "
@@ -595,7 +651,7 @@ def config_label(path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", required=True, help="configs/*.json")
+    ap.add_argument("--config", required=True, help="configs/tiles/*.json or configs/suites/*.json")
     ap.add_argument("--out-dir", help="where to write the .cu files and manifest.json")
     ap.add_argument("--filter", default="*", help="globs over procedural names, ';'-separated")
     ap.add_argument("--list", action="store_true", help="print the instance names")
@@ -613,7 +669,7 @@ def main(argv=None):
     try:
         cfg, smem_limit, families = load_config(args.config)
     except ConfigError as e:
-        print(f"gen_dispatch.py: {args.config}: {e.key}: {e.problem}", file=sys.stderr)
+        print(f"gen_dispatch.py: {e.file or args.config}: {e.key}: {e.problem}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as e:  # unreadable, not JSON, duplicate key
         print(f"gen_dispatch.py: {args.config}: (file): {e}", file=sys.stderr)
@@ -651,13 +707,16 @@ def main(argv=None):
                                 dispatch_source(instances, label))
     written += write_if_changed(os.path.join(args.out_dir, "build_config.cpp"),
                                 build_config_source(label))
-    with open(args.config, "rb") as f:
-        config_sha = hashlib.sha256(f.read()).hexdigest()
+    config_sha = hashlib.sha256()
+    for path in (args.config, cfg.get("tile_space")):
+        if path:  # the suite's bytes, then its tile space's: what the build was generated from
+            with open(path, "rb") as f:
+                config_sha.update(f.read())
     manifest = {
         "schema_version": 1,
         "generator": "scripts/gen_dispatch.py",
         "config": label,
-        "config_sha256": config_sha,
+        "config_sha256": config_sha.hexdigest(),
         "smem_limit_bytes": smem_limit,
         "filter": {"include": include, "exclude": exclude},
         "instances": instances,
@@ -665,6 +724,8 @@ def main(argv=None):
         "filtered_out": [f["name"] for f in filtered_out],
         "suite": cfg.get("suite", {}),
     }
+    if cfg.get("tile_space"):  # CMake reconfigures when this file changes, as for the config
+        manifest["tile_space"] = config_label(cfg["tile_space"])
     written += write_if_changed(os.path.join(args.out_dir, "manifest.json"),
                                 json.dumps(manifest, indent=2) + "\n")
     keep = {inst["source"] for inst in instances} | {"dispatch_table.cu"}

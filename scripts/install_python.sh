@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the PyTorch package (python/, `import mha_tune`) into the active Python environment in
-# one command: builds the C++ library for a config (default configs/default.json; like sweep.sh,
+# one command: builds the C++ library for a config (default configs/suites/default.json; like sweep.sh,
 # build/ for it and build-<config stem>/ for any other), installs it into
 # <build dir>/python-prefix, then pip-installs python/ against that prefix. Offline: pip runs with
 # --no-build-isolation --no-deps --no-index, so the extension compiles against this environment's
 # own torch and scikit-build-core, which must be installed first (checked before building).
-#   ./scripts/install_python.sh                                   # configs/default.json
-#   MHA_CONFIG=configs/paged_layouts.json ./scripts/install_python.sh
-#   ./scripts/install_python.sh --config configs/fp8.json --target /tmp/site   # args after the
+#   ./scripts/install_python.sh                                   # configs/suites/default.json
+#   MHA_CONFIG=configs/suites/paged_layouts.json ./scripts/install_python.sh
+#   ./scripts/install_python.sh --config configs/suites/fp8.json --target /tmp/site   # args after the
 #                                                                 # config go to pip install
 # Environment: PYTHON (default python3: the environment to install into), CXX (the extension's
 # compiler; default the C++ build's), MHA_CONFIG,

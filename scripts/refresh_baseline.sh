@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Refreshes the regression baseline with main's kernels, the step a kernel change ends with: on an
-# H200 with a clean checkout, sweeps configs/default.json as the baseline was swept
+# H200 with a clean checkout, sweeps configs/suites/default.json as the baseline was swept
 # (--reduce separate), compares the new sweep with the committed baseline under the noise floor
 # (the summary goes to build/baseline_refresh_compare.md: explain every regression in
 # docs/performance.md, "The baseline"), and writes the new sweep over results/h200_default.json
@@ -33,7 +33,7 @@ want=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['metadata
   exit 2
 }
 candidate=results/baseline_candidate_$commit
-MHA_GIT_COMMIT=$commit ./scripts/sweep.sh --config configs/default.json --reduce separate \
+MHA_GIT_COMMIT=$commit ./scripts/sweep.sh --config configs/suites/default.json --reduce separate \
   --out "$candidate" --force "$@"
 status=0
 build/mha-tune compare "$baseline" "$candidate.json" --noise "$floor" \

@@ -63,11 +63,11 @@ mha_apt_install() {
 }
 
 # mha_config_args ARG...: the main-job scripts' arguments. Sets `config` (--config FILE, else
-# $MHA_CONFIG, else configs/default.json), `build_dir` (build/ for configs/default.json,
+# $MHA_CONFIG, else configs/suites/default.json), `build_dir` (build/ for configs/suites/default.json,
 # build-<config stem>/ for any other) and `rest_args` (every other argument, in order); exits 2
 # on a missing config.
 mha_config_args() {
-  config="${MHA_CONFIG:-configs/default.json}"
+  config="${MHA_CONFIG:-configs/suites/default.json}"
   rest_args=()
   while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -82,7 +82,7 @@ mha_config_args() {
   done
   [[ -f "$config" ]] || { mha_log "error: config $config does not exist"; exit 2; }
   build_dir="build-$(basename "$config" .json)"
-  [[ "$(realpath "$config")" == "$(realpath configs/default.json)" ]] && build_dir=build
+  [[ "$(realpath "$config")" == "$(realpath configs/suites/default.json)" ]] && build_dir=build
   mha_log "config $config -> $build_dir/"
 }
 

@@ -18,7 +18,7 @@
 #
 # Arguments of the submitting call go to the array's sbatch (e.g. --array=0-3 --partition=h200);
 # they override the #SBATCH lines below. The environment may override what the tasks run:
-#   MHA_TUNE_BINARY (build/mha-tune), MHA_SWEEP_CONFIG (configs/default.json),
+#   MHA_TUNE_BINARY (build/mha-tune), MHA_SWEEP_CONFIG (configs/suites/default.json),
 #   MHA_SHARD_DIR (results/shards), MHA_SWEEP_ARGS (extra sweep arguments, e.g. "--dry-run
 #   --json": each task then prints its shard's plan into its log and no merge is submitted).
 # Shard K of N is the task's index within the array (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN)
@@ -26,7 +26,7 @@
 #
 # Kubernetes: an Indexed Job (completionMode: Indexed, completions: 8, parallelism: 8, one GPU
 # per pod) sets JOB_COMPLETION_INDEX in each pod; run
-#   mha-tune sweep --config configs/default.json --shard ${JOB_COMPLETION_INDEX}/8 \
+#   mha-tune sweep --config configs/suites/default.json --shard ${JOB_COMPLETION_INDEX}/8 \
 #       --out /results/shards/shard_${JOB_COMPLETION_INDEX}
 # with /results on a shared volume, and the merge as a second Job once the first completes.
 #
@@ -39,7 +39,7 @@
 set -euo pipefail
 
 binary=${MHA_TUNE_BINARY:-build/mha-tune}
-config=${MHA_SWEEP_CONFIG:-configs/default.json}
+config=${MHA_SWEEP_CONFIG:-configs/suites/default.json}
 shard_dir=${MHA_SHARD_DIR:-results/shards}
 read -r -a extra <<< "${MHA_SWEEP_ARGS:-}"
 

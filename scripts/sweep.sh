@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The main job: builds a tuning space (default configs/default.json) and sweeps it on this
+# The main job: builds a tuning space (default configs/suites/default.json) and sweeps it on this
 # machine's GPU 0, writing results/<gpu>_<date>.{json,csv}. The build, not --config, decides
 # which kernels exist, so each config gets its own build directory: build/ for
-# configs/default.json, build-<config stem>/ for any other (configs/paged.json -> build-paged/).
-# Choose the config with MHA_CONFIG=configs/paged.json or --config configs/paged.json; other
+# configs/suites/default.json, build-<config stem>/ for any other (configs/suites/paged.json -> build-paged/).
+# Choose the config with MHA_CONFIG=configs/suites/paged.json or --config configs/suites/paged.json; other
 # arguments go to `mha-tune sweep`, e.g. ./scripts/sweep.sh --filter '*_bn64_*' or --resume.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR

@@ -24,7 +24,7 @@ class AbSweepArguments(unittest.TestCase):
 
     def test_not_a_source_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
-            r = run(tmp, REPO, "configs/ci.json", os.path.join(tmp, "ab"))
+            r = run(tmp, REPO, "configs/suites/ci.json", os.path.join(tmp, "ab"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("not an mha-tune source tree", r.stderr)
 

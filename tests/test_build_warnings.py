@@ -34,7 +34,7 @@ class CiBuildIsWarningFreeTest(unittest.TestCase):
     def test_ci_script_turns_warnings_into_errors(self):
         with open(os.path.join(REPO, "scripts", "test.sh")) as f:
             text = f.read()
-        self.assertRegex(text, r"\nmha_setup build-ci configs/ci\.json .*-DMHA_WERROR=ON")
+        self.assertRegex(text, r"\nmha_setup build-ci configs/tiles/ci\.json .*-DMHA_WERROR=ON")
 
     @unittest.skipUnless(os.path.isfile(COMMANDS) and cached("MHA_WERROR") == "ON",
                          "not a -DMHA_WERROR=ON build with compile_commands.json")

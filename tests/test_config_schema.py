@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One validation of config files: scripts/gen_dispatch.py and `mha-tune sweep --config` accept
 the committed configs and reject the same bad ones (unknown keys, schema_version 2, bad choices,
-bad tile blocks, ...) with exit 2, naming the same key path. mha-tune reads the generator's
+bad tile blocks, a suite's bad "tile_space", ...) with exit 2, naming the same key path. mha-tune reads the generator's
 schema from its build (build_config.cpp), so the two cannot drift apart silently.
 
 Needs $MHA_BUILD_DIR/mha-tune for the mha-tune half (skipped when missing)."""
@@ -17,12 +17,13 @@ import unittest
 
 from mha_test_env import REPO, MHA_TUNE  # noqa: E402
 GEN = os.path.join(REPO, "scripts", "gen_dispatch.py")
-CONFIGS = sorted(os.path.join(REPO, "configs", f) for f in os.listdir(os.path.join(REPO, "configs"))
-                 if f.endswith(".json"))
+CONFIGS = sorted(os.path.join(REPO, "configs", d, f) for d in ("tiles", "suites")
+                 for f in os.listdir(os.path.join(REPO, "configs", d)) if f.endswith(".json"))
+CI_TILES = os.path.join(REPO, "configs", "tiles", "ci.json")
 
 
 def base():
-    with open(os.path.join(REPO, "configs", "ci.json")) as f:
+    with open(CI_TILES) as f:
         return json.load(f)
 
 
@@ -45,7 +46,7 @@ TILE = {"bm": 16, "bn": 64, "bk": 32, "wm": 16, "wn": 16, "threads": 128, "stage
 
 # name -> (config, the key path both must name)
 BAD = {
-    "unknown top-level key": (mutate(lambda c: c.update(tile_space={})), "tile_space"),
+    "unknown top-level key": (mutate(lambda c: c.update(tile_spaces="x.json")), "tile_spaces"),
     "schema_version 2": (mutate(lambda c: c.update(schema_version=2)), "schema_version"),
     "schema_version as text": (mutate(lambda c: c.update(schema_version="1")), "schema_version"),
     "schema_version missing": (mutate(lambda c: drop(c, "schema_version")), "schema_version"),
@@ -90,10 +91,49 @@ BAD = {
 }
 
 
+with open(os.path.join(REPO, "configs", "suites", "ci.json")) as f:
+    SUITE = json.load(f)["suite"]
+
+
+def suite(tile_space, **extra):
+    return dict({"schema_version": 1, "tile_space": tile_space, "suite": SUITE}, **extra)
+
+
+# Tile space files beside the suites (written by setUpClass), by name.
+TILE_FILES = {
+    "tiles_ok.json": base(),
+    "tiles_with_suite.json": dict(base(), suite=SUITE),
+    "tiles_with_tile_space.json": dict(base(), tile_space="tiles_ok.json"),
+    "tiles_bad_depth.json": mutate(lambda c: fam(c, depth=96)),
+}
+
+# Suites naming a tile space: name -> (suite, the file the error is about (None: the suite), the
+# key path both must name, a file the message must name as well (None: no other)).
+BAD_SUITES = {
+    "tile_space and tiles": (suite("tiles_ok.json", tiles=TILE), None, "tiles", None),
+    "tile_space and families": (suite("tiles_ok.json", families=base()["families"]), None,
+                                "families", None),
+    "tile_space and smem_limit_bytes": (suite("tiles_ok.json", smem_limit_bytes=1024), None,
+                                        "smem_limit_bytes", None),
+    "tile_space a number": (suite(3), None, "tile_space", None),
+    "tile space missing": (suite("sub/../absent/tiles.json"), None, "tile_space",
+                           "absent/tiles.json"),
+    "tile space with a suite": (suite("tiles_with_suite.json"), None, "tile_space",
+                                "tiles_with_suite.json"),
+    "tile space with a tile_space": (suite("tiles_with_tile_space.json"), None, "tile_space",
+                                     "tiles_with_tile_space.json"),
+    "tile space with a bad family": (suite("tiles_bad_depth.json"), "tiles_bad_depth.json",
+                                     "families[0].depth", None),
+}
+
+
 class ConfigSchemaTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="mha_config_schema_")
+        for name, cfg in TILE_FILES.items():
+            with open(os.path.join(cls.tmp.name, name), "w") as f:
+                json.dump(cfg, f)
 
     @classmethod
     def tearDownClass(cls):
@@ -131,6 +171,46 @@ class ConfigSchemaTest(unittest.TestCase):
                 p = self.tool(path)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertIn(f"{path}: {key}: ", p.stderr)
+
+    def check_bad_suites(self, run):
+        for name, (cfg, about, key, named) in BAD_SUITES.items():
+            with self.subTest(name):
+                path = self.write(name, cfg)
+                p = run(path)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                where = os.path.join(self.tmp.name, about) if about else path
+                self.assertIn(f"{where}: {key}: ", p.stderr)
+                if named:  # the tile space's path as resolved
+                    self.assertIn(os.path.join(self.tmp.name, named), p.stderr)
+
+    def test_generator_rejects_every_bad_suite(self):
+        self.check_bad_suites(self.generator)
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), f"mha-tune not built at {MHA_TUNE}")
+    def test_mha_tune_rejects_the_same_suites_naming_the_same_key(self):
+        self.check_bad_suites(self.tool)
+
+    @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), f"mha-tune not built at {MHA_TUNE}")
+    def test_a_suite_plans_as_its_copy_of_the_tile_space(self):
+        """The same problems and kernels from a suite naming ci.json's tile space (by a path
+        relative to the suite's folder) as from the copy of that tile space with the suite."""
+        os.makedirs(os.path.join(self.tmp.name, "suites"), exist_ok=True)
+        named = os.path.join(self.tmp.name, "suites", "named.json")
+        with open(named, "w") as f:
+            json.dump(suite(os.path.relpath(CI_TILES, os.path.dirname(named))), f)
+        copied = self.write("copied", dict(base(), suite=SUITE))
+        plans = []
+        for path in (named, copied):
+            p = self.generator(path)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            kernels = p.stdout
+            p = subprocess.run([MHA_TUNE, "sweep", "--dry-run", "--json", "--config", path],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            plan = json.loads(p.stdout)
+            plans.append((kernels, plan["problems"], plan.get("kernels")))
+        self.assertEqual(plans[0], plans[1])
+        self.assertTrue(plans[0][0] and plans[0][1])
 
     @unittest.skipUnless(os.access(MHA_TUNE, os.X_OK), f"mha-tune not built at {MHA_TUNE}")
     def test_both_accept_every_committed_config(self):

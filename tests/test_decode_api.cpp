@@ -57,7 +57,7 @@ TEST(DecodeApi, WorkspaceHoldsThePartialsBackToBack) {
 namespace {
 
 // choose_decode over the compiled-in defaults (results/defaults/nvidia_h200.json, from the H200's
-// sweeps) and whatever kernels this build has (CI: configs/ci.json).
+// sweeps) and whatever kernels this build has (CI: configs/tiles/ci.json).
 TEST(DecodeApi, ChoosesACompiledKernelThatComputesTheShape) {
   mha::DecodeShape s;  // Llama-3-8B, bf16, contiguous
   s.max_keys = 4096;

@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kH200Sms = 132;
 
-// Llama-3-8B's family, which configs/ci.json compiles (bf16, d128, group 4, contiguous).
+// Llama-3-8B's family, which configs/tiles/ci.json compiles (bf16, d128, group 4, contiguous).
 mha::DecodePlanOptions llama(int batch, int max_keys, const std::string& split = "") {
   mha::DecodePlanOptions o;
   o.shape.batch = batch;

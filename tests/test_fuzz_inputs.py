@@ -26,7 +26,7 @@ GENERATOR = os.path.join(REPO, "scripts", "gen_dispatch.py")
 SEED = int(os.environ.get("MHA_FUZZ_SEED", "20261129"))
 TIMEOUT_S = 20  # a hang: every case takes well under a second
 REPORT = os.path.join(REPO, "results", "h200_default.json")
-CONFIG = os.path.join(REPO, "configs", "ci.json")
+CONFIG = os.path.join(REPO, "configs", "tiles", "ci.json")
 
 HOSTILE_NUMBERS = ["", "-1", "0", "nan", "NaN", "inf", "-inf", "1e999", "1e-999", "2147483648",
                    "-2147483649", "99999999999999999999", "18446744073709551616", "1.5", "0x10",

@@ -4,6 +4,7 @@ procedural names, filters, config errors (exit 2 naming file and key), write-onl
 and the manifest. Run: python3 tests/test_generator.py (ctest runs it with label "host")."""
 
 import copy
+import hashlib
 import importlib.util
 import itertools
 import json
@@ -173,7 +174,7 @@ class Names(unittest.TestCase):
         self.assertNotIn("Fault", gen.traits_type(point(kv_dtype="e5m2", soft_cap=True)))
 
     def test_names_are_unique_and_encode_every_trait(self):
-        _, _, families = gen.load_config(os.path.join(REPO, "configs", "default.json"))
+        _, _, families = gen.load_config(os.path.join(REPO, "configs", "tiles", "default.json"))
         inst, rej, filt = gen.expand(families, LIMIT, ["*"], [])
         names = [e["name"] for e in inst + rej + filt]
         self.assertEqual(len(names), len(set(names)))
@@ -393,15 +394,102 @@ class Outputs(Workdir):
         self.assertIn("(BM/WM)*(BN/WN) warps must equal threads/32", r.stdout)
 
 
+class TileSpaces(Workdir):
+    """A suite naming its tile space ("tile_space", relative to the suite's folder)."""
+
+    def tiles(self):
+        return {"schema_version": 1, "smem_limit_bytes": 200000,
+                "families": [dict(FAMILY, tiles=copy.deepcopy(TILES))]}
+
+    def suite(self, tile_space="../tiles/t.json", **extra):
+        os.makedirs(os.path.join(self.tmp, "suites"), exist_ok=True)
+        cfg = dict({"schema_version": 1, "description": "d", "tile_space": tile_space,
+                    "suite": {"problems": [{"name": "p"}]}}, **extra)
+        return self.write_config(cfg, os.path.join("suites", "s.json"))
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(os.path.join(self.tmp, "tiles"))
+        self.tile_path = self.write_config(self.tiles(), os.path.join("tiles", "t.json"))
+
+    def assert_refused(self, path, prefix, *named):
+        r = self.run_gen("--config", path, "--list")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(prefix, r.stderr)
+        for text in named:
+            self.assertIn(text, r.stderr)
+
+    def test_suite_loads_and_expands_as_its_copy(self):
+        cfg, limit, fams = gen.load_config(self.suite())
+        copied = dict(self.tiles(), description="d", suite={"problems": [{"name": "p"}]})
+        _, copy_limit, copy_fams = gen.load_config_obj(copied)
+        self.assertEqual((limit, fams), (copy_limit, copy_fams))
+        self.assertEqual(gen.expand(fams, limit, ["*"], []), gen.expand(copy_fams, limit, ["*"], []))
+        self.assertEqual(cfg["suite"], {"problems": [{"name": "p"}]})
+        self.assertEqual(cfg["description"], "d")
+        self.assertEqual(cfg["tile_space"], self.tile_path)
+
+    def test_manifest_names_the_tile_space_and_hashes_both_files(self):
+        path = self.suite()
+        r = self.run_gen("--config", path, "--out-dir", os.path.join(self.tmp, "gen"), "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp, "gen", "manifest.json")) as f:
+            m = json.load(f)
+        self.assertEqual(m["tile_space"], self.tile_path)  # outside the repository: absolute
+        self.assertEqual(m["suite"], {"problems": [{"name": "p"}]})
+        self.assertEqual(m["smem_limit_bytes"], 200000)
+        with open(path, "rb") as a, open(self.tile_path, "rb") as b:
+            self.assertEqual(m["config_sha256"], hashlib.sha256(a.read() + b.read()).hexdigest())
+
+    def test_tile_space_beside_its_keys_is_refused_naming_the_key(self):
+        for key, value in (("tiles", TILES), ("families", [FAMILY]), ("smem_limit_bytes", 1)):
+            with self.subTest(key):
+                path = self.suite(**{key: value})
+                self.assert_refused(path, f"{path}: {key}: ", 'not allowed with "tile_space"')
+
+    def test_missing_tile_space_is_refused_naming_the_path(self):
+        path = self.suite("../tiles/absent.json")
+        self.assert_refused(path, f"{path}: tile_space: ",
+                            os.path.join(self.tmp, "tiles", "absent.json"))
+
+    def test_tile_space_with_a_suite_or_a_tile_space_is_refused(self):
+        for key, value in (("suite", {"problems": []}), ("tile_space", "t.json")):
+            with self.subTest(key):
+                self.write_config(dict(self.tiles(), **{key: value}), os.path.join("tiles", "t.json"))
+                path = self.suite()
+                self.assert_refused(path, f"{path}: tile_space: ", self.tile_path, f'"{key}"')
+
+    def test_errors_in_the_tile_space_name_its_file(self):
+        bad = self.tiles()
+        bad["families"][0]["depth"] = 96
+        self.write_config(bad, os.path.join("tiles", "t.json"))
+        self.assert_refused(self.suite(), f"{self.tile_path}: families[0].depth: ")
+
+
 class CheckedInConfigs(unittest.TestCase):
+    def test_suites_name_a_tile_space_and_tile_spaces_hold_no_suite(self):
+        suites = os.path.join(REPO, "configs", "suites")
+        for name in sorted(os.listdir(suites)):
+            with self.subTest(name):
+                with open(os.path.join(suites, name)) as f:
+                    raw = json.load(f)
+                self.assertTrue(raw["tile_space"].startswith("../tiles/"), raw["tile_space"])
+                cfg, _, fams = gen.load_config(os.path.join(suites, name))
+                self.assertTrue(fams and cfg["suite"]["problems"])
+        tiles = os.path.join(REPO, "configs", "tiles")
+        for name in sorted(os.listdir(tiles)):
+            with self.subTest(name):
+                with open(os.path.join(tiles, name)) as f:
+                    self.assertFalse({"suite", "tile_space"} & set(json.load(f)))
+
     def test_ci_config_is_small(self):
-        _, _, fams = gen.load_config(os.path.join(REPO, "configs", "ci.json"))
+        _, _, fams = gen.load_config(os.path.join(REPO, "configs", "tiles", "ci.json"))
         inst, _, _ = gen.expand(fams, LIMIT, ["*"], [])
         self.assertTrue(4 <= len(inst) <= 6, len(inst))
         self.assertEqual({e["traits"]["warp_split_k"] for e in inst}, {False, True})
 
     def test_default_config_has_twelve_tiles_per_family(self):
-        cfg, limit, fams = gen.load_config(os.path.join(REPO, "configs", "default.json"))
+        cfg, limit, fams = gen.load_config(os.path.join(REPO, "configs", "suites", "default.json"))
         inst, _, _ = gen.expand(fams, limit, ["*"], [])
         for fam in fams:
             n = sum(fam["family"] in e["families"] for e in inst)

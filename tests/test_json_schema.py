@@ -38,7 +38,7 @@ class JsonSchema(unittest.TestCase):
     def test_committed_reports_and_configs_satisfy_them(self):
         reports = [f for f in sorted(glob.glob(os.path.join(REPO, "results", "*.json")))
                    if "rows" in json.load(open(f))]
-        configs = sorted(glob.glob(os.path.join(REPO, "configs", "*.json")))
+        configs = sorted(glob.glob(os.path.join(REPO, "configs", "*", "*.json")))
         self.assertGreater(len(reports), 3)
         self.assertGreater(len(configs), 5)
         for path in reports:
@@ -58,7 +58,7 @@ class JsonSchema(unittest.TestCase):
             doc = copy.deepcopy(report)
             mutate(doc)
             self.assertTrue(self.errors(self.report, doc))
-        with open(os.path.join(REPO, "configs", "ci.json")) as f:
+        with open(os.path.join(REPO, "configs", "tiles", "ci.json")) as f:
             config = json.load(f)
         for mutate in (lambda d: d["families"][0].__setitem__("dtype", "fp64"),
                        lambda d: d["families"][0].__setitem__("colour", "red"),
@@ -66,6 +66,17 @@ class JsonSchema(unittest.TestCase):
                        lambda d: d.__setitem__("families", []),
                        lambda d: d["families"][0].pop("kv")):
             doc = copy.deepcopy(config)
+            mutate(doc)
+            self.assertTrue(self.errors(self.config, doc))
+        # A suite names its tile space instead of giving tiles or families, and must do one.
+        with open(os.path.join(REPO, "configs", "suites", "ci.json")) as f:
+            suite = json.load(f)
+        self.assertEqual(self.errors(self.config, suite), [])
+        for mutate in (lambda d: d.__setitem__("families", config["families"]),
+                       lambda d: d.__setitem__("smem_limit_bytes", 1024),
+                       lambda d: d.__setitem__("tile_space", 3),
+                       lambda d: d.pop("tile_space")):
+            doc = copy.deepcopy(suite)
             mutate(doc)
             self.assertTrue(self.errors(self.config, doc))
 

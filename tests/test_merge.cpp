@@ -24,9 +24,9 @@ RunMetadata sweep_meta() {
   m.gpu_name = "NVIDIA H200";
   m.sm_count = 132;
   m.timestamp = "2026-11-29T14:00:00Z";
-  m.config_file = "configs/default.json";
+  m.config_file = "configs/suites/default.json";
   m.config_hash = "cbf29ce484222325";
-  m.command_line = "build/mha-tune sweep --config configs/default.json --seed 7";
+  m.command_line = "build/mha-tune sweep --config configs/suites/default.json --seed 7";
   m.timing_mode = "graph";
   return m;
 }

@@ -42,7 +42,7 @@ PROBLEM_KEYS = {"name", "batch", "heads", "kv_heads", "depth", "dtype", "out_dty
                 "kv_scale", "kv", "page_size", "mask", "window", "chunk", "soft_cap", "has_sink",
                 "keys", "lengths"}
 TIME_KEYS = {"median_us", "min_us", "mean_us", "stdev_us", "samples"}
-SERVING = os.path.join(REPO, "configs", "serving.json")
+SERVING = os.path.join(REPO, "configs", "suites", "serving.json")
 
 
 def plan_problem(name="p", keys=64, lengths=None, lengths_name=None, **fields):
@@ -120,7 +120,7 @@ class IdentityTest(unittest.TestCase):
 
 
 # What `mha-tune sweep --dry-run --json --problem SPEC...` printed for these specs (a build of
-# configs/ci.json), laid out shorter and with each kernel list cut to its first, the method to its
+# configs/tiles/ci.json), laid out shorter and with each kernel list cut to its first, the method to its
 # start: a named range in steps of 500 (the syntax peers.py once read differently), an explicit
 # ragged list, a seeded lognormal mix, an fp8 cache with a soft cap, and pages of fp16 with an
 # fp32 output.
@@ -840,7 +840,7 @@ class CliTest(unittest.TestCase):
     def test_a_sweeps_own_plan(self):
         """End to end: the plan `sweep --config --dry-run --json` writes for the build's own
         config, every problem of it listed by peers.py, by the sweep's names."""
-        config = os.path.join(REPO, "configs", "ci.json")
+        config = os.path.join(REPO, "configs", "suites", "ci.json")
         r = subprocess.run([MHA_TUNE, "sweep", "--config", config, "--dry-run", "--json"],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "common/errors.h"
 #include "gpu/problem_data.h"
+#include "problems/config_schema.h"
+#include "problems/json_strict.h"
 #include "problems/problem.h"
 #include "tests/test_support.h"
 
@@ -217,6 +220,41 @@ TEST(Problem, MalformedProblemFileNamesTheFile) {
     EXPECT_NE(m.find("keys"), std::string::npos) << m;
   }
   std::remove(path.c_str());
+}
+
+// A suite naming its tile space: the families are the tile space's, the problems the suite's, and
+// the config hash covers both files (the generator's loader is tested in test_generator.py).
+TEST(Problem, SuiteNamingATileSpaceReadsBothFiles) {
+  const std::string source = MHA_SOURCE_DIR;
+  const std::string tiles = source + "/configs/tiles/ci.json";
+  const std::filesystem::path dir = testing::temp_dir("problem") / "suites";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(tiles, dir.parent_path() / "ci_tiles.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string suite = (dir / "s.json").string();
+  std::ofstream(suite) << R"({"schema_version": 1, "tile_space": "../ci_tiles.json", "suite": )"
+                       << read_json_file(source + "/configs/suites/ci.json", "")["suite"].dump()
+                       << "}";
+  std::vector<std::string> want, got;
+  for (const ConfigFamily& f : read_config_families(tiles)) want.push_back(f.name);
+  for (const ConfigFamily& f : read_config_families(suite)) got.push_back(f.name);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(read_problem_file(suite).size(),
+            read_problem_file(source + "/configs/suites/ci.json").size());
+  EXPECT_EQ(config_hash_bytes(suite), read_text_file(suite, "") + read_text_file(tiles, ""));
+  EXPECT_EQ(config_hash_bytes(tiles), read_text_file(tiles, ""));
+  EXPECT_EQ(tile_space_path(suite, "../ci_tiles.json"),
+            (dir.parent_path() / "ci_tiles.json").string());
+
+  std::ofstream(suite) << R"({"schema_version": 1, "tile_space": "../absent.json"})";
+  try {
+    read_config_families(suite);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(suite + ": tile_space: "), std::string::npos) << m;
+    EXPECT_NE(m.find((dir.parent_path() / "absent.json").string()), std::string::npos) << m;
+  }
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 """Problems that no compiled kernel serves are named, with the reason, never dropped silently:
 `verify` and `sweep` (including --dry-run) exit 2 when nothing at all would run, and warn about
 each unserved problem when others run. `sweep --config` warns when the config's families differ
-from the build's. Runs $MHA_BUILD_DIR/mha-tune built from configs/ci.json (skipped otherwise); no
+from the build's. Runs $MHA_BUILD_DIR/mha-tune built from configs/tiles/ci.json (skipped otherwise); no
 GPU is needed (the checks come before the device)."""
 
 import json
@@ -22,8 +22,8 @@ def built_config():
         return None
 
 
-@unittest.skipUnless(os.access(MHA_TUNE, os.X_OK) and built_config() == "configs/ci.json",
-                     f"mha-tune of configs/ci.json not built at {MHA_TUNE}: test skipped")
+@unittest.skipUnless(os.access(MHA_TUNE, os.X_OK) and built_config() == "configs/tiles/ci.json",
+                     f"mha-tune of configs/tiles/ci.json not built at {MHA_TUNE}: test skipped")
 class ProblemCoverageTest(unittest.TestCase):
     def run_tool(self, *args):
         p = subprocess.run([MHA_TUNE, *args], capture_output=True, text=True, timeout=60,
@@ -46,7 +46,7 @@ class ProblemCoverageTest(unittest.TestCase):
                     self.assertIn("no compiled kernel serves any of the 1 problem(s)", err)
                     self.assertIn(f'--problem "{spec}"', err)
                     self.assertIn(reason, err)
-                    self.assertIn("configs/ci.json", err)
+                    self.assertIn("configs/tiles/ci.json", err)
                     self.assertNotIn("0 problem(s)", out)
                     self.assertNotIn("0 point(s)", out)
 
@@ -64,10 +64,12 @@ class ProblemCoverageTest(unittest.TestCase):
         self.assertIn('--problem "depth=64,keys=512": kernel depth 128 != 64', err)
 
     def test_config_of_another_build_sweeps_nothing_and_says_so(self):
-        # configs/paged.json on a build without its family (bf16 paged): ci.json's paged kernel
+        # configs/suites/paged.json on a build without its family (bf16 paged): ci.json's paged kernel
         # is fp16, so with the suite's dtype spelled out nothing is served.
-        with open(os.path.join(REPO, "configs", "paged.json")) as f:
+        with open(os.path.join(REPO, "configs", "suites", "paged.json")) as f:
             cfg = json.load(f)
+        # Written elsewhere, so its tile space by an absolute path.
+        cfg["tile_space"] = os.path.join(REPO, "configs", "tiles", "paged.json")
         for p in cfg["suite"]["problems"]:
             p.update(dtype="bf16", out_dtype="bf16")
         with tempfile.TemporaryDirectory(prefix="mha_coverage_") as tmp:
@@ -87,18 +89,18 @@ class ProblemCoverageTest(unittest.TestCase):
 
     def test_config_with_another_family_warns(self):
         # The real paged.json: served, by ci.json's fp16 paged kernel, not the config's family.
-        rc, out, err = self.run_tool("sweep", "--dry-run", "--config", "configs/paged.json")
+        rc, out, err = self.run_tool("sweep", "--dry-run", "--config", "configs/suites/paged.json")
         self.assertEqual(rc, 0, out + err)
         self.assertIn("not compiled: llama3_8b_paged (bf16->bf16 d128 g4 paged null)", err)
-        self.assertIn("./scripts/sweep.sh --config configs/paged.json", err)
+        self.assertIn("./scripts/sweep.sh --config configs/suites/paged.json", err)
 
     def test_config_partly_built_warns_and_sweeps_what_is_built(self):
-        rc, out, err = self.run_tool("sweep", "--dry-run", "--config", "configs/default.json")
+        rc, out, err = self.run_tool("sweep", "--dry-run", "--config", "configs/suites/default.json")
         self.assertEqual(rc, 0, out + err)
         self.assertIn("not compiled: mha_g1", err)
         self.assertIn("compiled, not in the config: fp16->fp32 d128 g4 paged null", err)
         # ci.json builds only group 4 kernels: every other family's problems are skipped.
-        with open(os.path.join(REPO, "configs", "default.json")) as f:
+        with open(os.path.join(REPO, "configs", "suites", "default.json")) as f:
             problems = json.load(f)["suite"]["problems"]
         g4 = sum(p["heads"] // p["kv_heads"] == 4 for p in problems)
         self.assertIn(f"no compiled kernel serves {len(problems) - g4} of the {len(problems)} "
@@ -106,7 +108,7 @@ class ProblemCoverageTest(unittest.TestCase):
         self.assertRegex(out, r"\n[1-9][0-9]* problem\(s\) x [1-9][0-9]* kernel\(s\) x .*: [1-9][0-9]* point\(s\)\n")
 
     def test_own_config_has_no_warning(self):
-        rc, out, err = self.run_tool("sweep", "--dry-run", "--config", "configs/ci.json")
+        rc, out, err = self.run_tool("sweep", "--dry-run", "--config", "configs/suites/ci.json")
         self.assertEqual(rc, 0, out + err)
         self.assertNotIn("warning", err)
 

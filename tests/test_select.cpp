@@ -474,7 +474,8 @@ TEST(ReadPartitionRule, ReadsTheCommittedDefaults) {
 }
 
 TEST(ReadPartitionRule, RejectsAFileWithoutARule) {
-  EXPECT_THROW(read_partition_rule(std::string(MHA_SOURCE_DIR) + "/configs/ci.json"), UsageError);
+  EXPECT_THROW(read_partition_rule(std::string(MHA_SOURCE_DIR) + "/configs/suites/ci.json"),
+               UsageError);
   EXPECT_THROW(read_partition_rule("/nonexistent/defaults.json"), UsageError);
 }
 

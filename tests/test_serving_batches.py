@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""configs/serving_batches.json and serving_batches_qwen.json: every problem is one the config's
+"""configs/suites/serving_batches.json and serving_batches_qwen.json: every problem is one the config's
 own build computes (a family of its dtype, cache dtype, head dim, group, cache kind, mask and
 sink), the suites cover what they are for (batches 16 to 256 at 512 to 8,192 keys; pages of 16, 32
 and 64; the named head shapes, bf16 and e4m3; ragged mixes of 64 and 256), and they stay small
@@ -14,7 +14,7 @@ import os
 import unittest
 
 from mha_test_env import REPO  # noqa: E402
-CONFIGS = [os.path.join(REPO, "configs", f) for f in ("serving_batches.json",
+CONFIGS = [os.path.join(REPO, "configs", "suites", f) for f in ("serving_batches.json",
                                                       "serving_batches_qwen.json")]
 
 
@@ -28,6 +28,8 @@ def load(path):
     mixed batch, which is ragged), with the spec's fields."""
     with open(path) as f:
         config = json.load(f)
+    with open(os.path.join(os.path.dirname(path), config["tile_space"])) as f:
+        config["families"] = json.load(f)["families"]  # the build's: the suite's tile space's
     problems = []
     for i, spec in enumerate(config["suite"]["problems"]):
         where = f"{os.path.basename(path)}: suite.problems[{i}]"

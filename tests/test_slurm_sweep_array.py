@@ -24,7 +24,7 @@ import unittest
 
 from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "slurm_sweep_array.sh")
-CONFIG = os.path.join(REPO, "configs", "ci.json")
+CONFIG = os.path.join(REPO, "configs", "suites", "ci.json")
 SKIP = 77
 TASKS = 3
 

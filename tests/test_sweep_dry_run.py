@@ -11,7 +11,7 @@ import subprocess
 import unittest
 
 from mha_test_env import REPO, MHA_TUNE as BINARY  # noqa: E402
-CONFIG = os.path.join(REPO, "configs", "ci.json")
+CONFIG = os.path.join(REPO, "configs", "suites", "ci.json")
 
 
 def run(*args):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/sweep.sh builds the config it sweeps: configs/default.json into build/, any other
+"""scripts/sweep.sh builds the config it sweeps: configs/suites/default.json into build/, any other
 config into build-<stem>/ (MHA_CONFIG=FILE or --config FILE), and sweeps with that config.
 
 Runs the real scripts in a copy of scripts/ and configs/ with stand-ins for cmake, ninja and
@@ -72,18 +72,18 @@ class SweepScriptTest(unittest.TestCase):
                                                 config, *sweep_args]))
 
     def test_default_config_builds_into_build(self):
-        self.assert_built_and_swept(self.sweep("--dry-run"), "build", "configs/default.json",
+        self.assert_built_and_swept(self.sweep("--dry-run"), "build", "configs/suites/default.json",
                                     "--dry-run")
 
     def test_config_flag_builds_its_own_directory(self):
         self.assert_built_and_swept(self.sweep("--filter", "*bn64*", "--config",
-                                               "configs/paged.json"),
-                                    "build-paged", "configs/paged.json", "--filter", "*bn64*")
+                                               "configs/suites/paged.json"),
+                                    "build-paged", "configs/suites/paged.json", "--filter", "*bn64*")
         self.assertFalse(os.path.exists(os.path.join(self.root, "build")))
 
     def test_environment_chooses_the_config(self):
-        self.assert_built_and_swept(self.sweep(MHA_CONFIG="configs/features.json"),
-                                    "build-features", "configs/features.json")
+        self.assert_built_and_swept(self.sweep(MHA_CONFIG="configs/tiles/features.json"),
+                                    "build-features", "configs/tiles/features.json")
 
     def test_missing_config_is_a_usage_error(self):
         rc, out, err, _ = self.sweep("--config", "configs/nope.json")

@@ -4,7 +4,7 @@ computed in float32 torch: plan once on the host, run on the GPU, then the same 
 from a CUDA graph. Needs the package (./scripts/install_python.sh) and a CUDA device:
     python3 examples/pytorch/decode.py
 It uses the first compiled kernel with a contiguous bf16 or fp16 cache and no mask, sink or soft
-cap (a kernel set is a build's config: configs/default.json has them)."""
+cap (a kernel set is a build's config: configs/tiles/default.json has them)."""
 
 import math
 import sys

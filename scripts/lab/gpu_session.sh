@@ -30,9 +30,9 @@ for step in "${steps[@]}"; do
   case $step in
     build)
       t0=$SECONDS
-      build build-gpu configs/default.json -DMHA_BUILD_TESTS=OFF; rc1=$?
-      build build-gpu-features configs/features.json -DMHA_BUILD_TESTS=ON; rc2=$?
-      build build-gpu-paged configs/paged.json -DMHA_BUILD_TESTS=OFF; rc3=$?
+      build build-gpu configs/tiles/default.json -DMHA_BUILD_TESTS=OFF; rc1=$?
+      build build-gpu-features configs/tiles/features.json -DMHA_BUILD_TESTS=ON; rc2=$?
+      build build-gpu-paged configs/tiles/paged.json -DMHA_BUILD_TESTS=OFF; rc3=$?
       note "build: default rc=$rc1, features(+tests) rc=$rc2, paged rc=$rc3, $((SECONDS - t0)) s"
       tail -5 "$OUT"/build_*.log | grep -E "error|FAILED" | head -20
       ;;
@@ -66,14 +66,14 @@ for step in "${steps[@]}"; do
       ;;
     sweep)
       t0=$SECONDS
-      build-gpu/mha-tune sweep --config configs/default.json ${SWEEP_ARGS:-} --out "$OUT/sweep" >"$OUT/sweep.log" 2>&1; rc=$?
+      build-gpu/mha-tune sweep --config configs/suites/default.json ${SWEEP_ARGS:-} --out "$OUT/sweep" >"$OUT/sweep.log" 2>&1; rc=$?
       note "sweep: rc=$rc, $((SECONDS - t0)) s"
       sed -n '/Best configuration per problem/,$p' "$OUT/sweep.log"
       ;;
     reducecmp)  # side by side in one run: split-K combine fused into the kernel vs a separate launch
       t0=$SECONDS
       for mode in fused separate; do
-        build-gpu/mha-tune sweep --config configs/default.json --filter '*g4*' --reduce $mode --quiet \
+        build-gpu/mha-tune sweep --config configs/suites/default.json --filter '*g4*' --reduce $mode --quiet \
           --out "$OUT/g4_$mode" >"$OUT/g4_$mode.log" 2>&1
       done
       REDUCE=$(python3 -c "
@@ -92,7 +92,7 @@ g=math.exp(sum(map(math.log,v))/len(v)); print('fused' if g<1 else 'separate', f
       ;;
     resume)  # interrupted then resumed must give the same rows as one uninterrupted run
       t0=$SECONDS
-      args=(--config configs/default.json --filter '*g4*bn64_bk32*s2*' --quiet)
+      args=(--config configs/suites/default.json --filter '*g4*bn64_bk32*s2*' --quiet)
       build/mha-tune sweep "${args[@]}" --out "$OUT/whole" >"$OUT/resume.log" 2>&1
       timeout -s INT 6 build/mha-tune sweep "${args[@]}" --out "$OUT/parts" >>"$OUT/resume.log" 2>&1; rc1=$?
       build/mha-tune sweep "${args[@]}" --out "$OUT/parts" --resume >>"$OUT/resume.log" 2>&1; rc2=$?
@@ -104,7 +104,7 @@ a,b=k('$OUT/whole.json'),k('$OUT/parts.json'); print(len(a),len(b),'same rows' i
       ;;
     noise)  # the same sweep twice: medians within 3% for points over 20 us
       t0=$SECONDS
-      args=(--config configs/default.json --filter '*g4*' --quiet)
+      args=(--config configs/suites/default.json --filter '*g4*' --quiet)
       build/mha-tune sweep "${args[@]}" --out "$OUT/noise_a" >"$OUT/noise.log" 2>&1
       build/mha-tune sweep "${args[@]}" --out "$OUT/noise_b" >>"$OUT/noise.log" 2>&1
       build/mha-tune compare "$OUT/noise_a.json" "$OUT/noise_b.json" >"$OUT/noise_compare.md" 2>&1; rc=$?
@@ -118,13 +118,13 @@ print(f'{len(d)} points >20us: median diff {100*d[len(d)//2]:.2f}%, p95 {100*d[i
       ;;
     reduce)  # side by side: split-K reduce as a separate launch vs fused (the main sweep)
       t0=$SECONDS
-      build/mha-tune sweep --config configs/default.json --filter '*g4*' --reduce separate --quiet \
+      build/mha-tune sweep --config configs/suites/default.json --filter '*g4*' --reduce separate --quiet \
         --out "$OUT/separate_reduce" >"$OUT/reduce.log" 2>&1; rc=$?
       note "separate-reduce sweep (g4 family): rc=$rc, $((SECONDS - t0)) s"
       ;;
     paged)
       t0=$SECONDS
-      build-gpu-paged/mha-tune sweep --config configs/paged.json --quiet --reduce "${REDUCE:-fused}" \
+      build-gpu-paged/mha-tune sweep --config configs/suites/paged.json --quiet --reduce "${REDUCE:-fused}" \
         --out "$OUT/paged_sweep" >"$OUT/paged.log" 2>&1; rc=$?
       note "paged sweep: rc=$rc, $((SECONDS - t0)) s"
       ;;

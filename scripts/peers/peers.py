@@ -24,7 +24,7 @@ time in each row (kernel_time_us, kernels_per_step, kernel_time_method). A probl
 with the reason; a peer package that does not import makes its rows `skipped`.
 Each peer runs in its own worker process, its problems ordered so that those sharing compiled
 kernels run back to back (a process per group paid the ~20 s start of torch and FlashInfer each
-time: 5 of them for FlashInfer tc on configs/fp8.json); a process that dies (e.g. a segfault)
+time: 5 of them for FlashInfer tc on configs/suites/fp8.json); a process that dies (e.g. a segfault)
 marks the problem in flight `failed` with the signal, and one that stops after a sticky CUDA
 error is replaced: the rest go on in a new process. The parent imports no torch.
 """

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Each ragged batch of a sweep against a uniform batch of the same size and total keys: the
-suite names the uniform one `<ragged name>_uniform_equiv...` (configs/ragged.json). Prints, per
+suite names the uniform one `<ragged name>_uniform_equiv...` (configs/suites/ragged.json). Prints, per
 pair, the best time measured for each, their ratio (ragged / uniform: how much the raggedness
 costs after the split plan) and the geometric mean.
 

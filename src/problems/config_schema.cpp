@@ -6,7 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -25,6 +29,7 @@ using nlohmann::json;
 struct Schema {
   int version = 0;
   std::vector<std::string> top_keys, top_required, family_keys, family_required, tile_axes;
+  std::vector<std::string> tile_space_keys;  // what a suite's "tile_space" file gives it
   json choices;
 };
 
@@ -37,6 +42,7 @@ Schema load_schema(const char* text) {
   s.family_keys = j.at("family_keys").get<std::vector<std::string>>();
   s.family_required = j.at("family_required").get<std::vector<std::string>>();
   s.tile_axes = j.at("tile_axes").get<std::vector<std::string>>();
+  s.tile_space_keys = j.at("tile_space_keys").get<std::vector<std::string>>();
   s.choices = j.at("choices");
   return s;
 }
@@ -141,7 +147,47 @@ struct Checker {
   }
 };
 
+// The suite `cfg` with its tile space's keys in place of "tile_space", after validating the tile
+// space file on its own (so its errors name its file), as _load_tile_space() in the generator.
+json with_tile_space(const json& cfg, const std::string& file, const Checker& c,
+                     const char* schema_json) {
+  const json& name = cfg["tile_space"];
+  c.check_type(name, name.is_string(), "string", "tile_space");
+  for (const std::string& key : c.schema.tile_space_keys)
+    if (cfg.contains(key)) c.fail(key, "not allowed with \"tile_space\" (the tile space gives it)");
+  const std::string path = tile_space_path(file, name.get<std::string>());
+  if (!std::ifstream(path))
+    c.fail("tile_space",
+           fmt::format("cannot read the tile space file {} ({})", path, std::strerror(errno)));
+  const json tiles = read_json_file(path, "the tile space file");
+  for (const char* key : {"tile_space", "suite"})
+    if (tiles.is_object() && tiles.contains(key))
+      c.fail("tile_space", fmt::format("the tile space file {} has \"{}\" (a tile space holds "
+                                       "tiles and families only)",
+                                       path, key));
+  validate_config(tiles, path, schema_json);
+  json merged = cfg;
+  merged.erase("tile_space");
+  for (const std::string& key : c.schema.tile_space_keys)
+    if (tiles.contains(key)) merged[key] = tiles[key];
+  return merged;
+}
+
 }  // namespace
+
+std::string tile_space_path(const std::string& suite_file, const std::string& tile_space) {
+  const std::filesystem::path folder = std::filesystem::path(suite_file).parent_path();
+  return (folder / tile_space).lexically_normal().string();
+}
+
+std::string config_hash_bytes(const std::string& path) {
+  std::string bytes = read_text_file(path, "the config file");
+  const json cfg = read_json_file(path, "the config file");
+  if (cfg.is_object() && cfg.contains("tile_space") && cfg["tile_space"].is_string())
+    bytes += read_text_file(tile_space_path(path, cfg["tile_space"].get<std::string>()),
+                            "the tile space file");
+  return bytes;
+}
 
 bool KernelFamily::operator<(const KernelFamily& o) const {
   return std::tie(dtype, out_dtype, depth, group, kv, mask, has_sink) <
@@ -165,6 +211,8 @@ std::vector<ConfigFamily> validate_config(const json& cfg, const std::string& fi
   if (!cfg.is_object())
     c.fail("(top level)", fmt::format("wrong type {}, expected object", type_name(cfg)));
   c.check_keys(cfg, schema.top_keys, "");
+  if (cfg.contains("tile_space"))
+    return validate_config(with_tile_space(cfg, file, c, schema_json), file, schema_json);
   const json& version = *c.require(cfg, "schema_version", "");
   if (!version.is_number_integer() || version.get<long long>() != schema.version)
     c.fail("schema_version", fmt::format("value {} not supported (this tool reads {})",

@@ -35,8 +35,15 @@ struct ConfigFamily {
 // Returns the families. `schema_json` is the schema data (default: this build's).
 std::vector<ConfigFamily> validate_config(const nlohmann::json& config, const std::string& file,
                                           const char* schema_json = nullptr);
-// Reads and validates a config file.
+// Reads and validates a config file; a suite naming a "tile_space" takes that file's families
+// (errors in it name it).
 std::vector<ConfigFamily> read_config_families(const std::string& path);
+
+// A suite's "tile_space", resolved against the suite file's folder (as the generator does).
+std::string tile_space_path(const std::string& suite_file, const std::string& tile_space);
+// What metadata.config_hash covers: the config file's bytes, then its tile space file's when it
+// names one (a changed tile space is another build, so reports of the two do not merge).
+std::string config_hash_bytes(const std::string& path);
 
 // Warns on stderr when the config's families differ from the kernels this build compiled:
 // --config chooses the problems, the build chooses the kernels. Returns the warning ("" if none).

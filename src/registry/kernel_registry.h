@@ -53,7 +53,8 @@ struct KernelEntry {
 
 // All instances compiled into this binary, in generator order.
 const std::vector<KernelEntry>& kernel_registry();
-// The config the instances were generated from, as the generator names it ("configs/ci.json").
+// The config the instances were generated from, as the generator names it
+// ("configs/tiles/ci.json").
 const char* built_config_label();
 // The generator's config schema as JSON data (keys, choices, tile axes): config_schema.cpp
 // validates `sweep --config` files by it, so the tool and the generator share one definition.

@@ -1,6 +1,7 @@
 // The report and config schemas, built from the tool's own tables.
 #include "reports/json_schema.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -151,8 +152,20 @@ json config_json_schema() {
       p = {{"type", "array"}, {"items", family}, {"minItems", 1}};
     else if (name == "suite")  // problem specs: mha-tune reads them key by key (README)
       p = {{"type", "object"}};
+    else if (name == "tile_space")  // a path; its file is checked when the suite is loaded
+      p = {{"type", "string"}};
   }
-  s["required"] = d["top_required"];
+  // A suite naming its tile space has none of the keys that file gives, so not "families" either.
+  json given = json::array();
+  for (const auto& key : d["tile_space_keys"]) given.push_back({{"required", json::array({key})}});
+  json required = json::array();
+  for (const auto& key : d["top_required"])
+    if (std::find(d["tile_space_keys"].begin(), d["tile_space_keys"].end(), key) ==
+        d["tile_space_keys"].end())
+      required.push_back(key);
+  s["if"] = {{"required", json::array({"tile_space"})}};
+  s["then"] = {{"required", required}, {"not", {{"anyOf", given}}}};
+  s["else"] = {{"required", d["top_required"]}};
   return s;
 }
 

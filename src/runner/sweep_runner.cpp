@@ -383,8 +383,7 @@ int run_sweep(const SweepOptions& o) {
     describe_device(devices.front(), meta);
     meta.timestamp = utc_now("%Y-%m-%dT%H:%M:%SZ");
     meta.config_file = o.config;
-    meta.config_hash =
-        o.config.empty() ? "" : fnv1a_hex(read_text_file(o.config, "the config file"));
+    meta.config_hash = o.config.empty() ? "" : fnv1a_hex(config_hash_bytes(o.config));
     meta.command_line = o.command_line;
     meta.seed = o.seed;
     meta.timing_mode = o.timing;
