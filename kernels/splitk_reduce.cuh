@@ -211,8 +211,8 @@ __device__ inline void partial_rows(const DecodeParams& p, int b, int h, long lo
 // Blocks an SM must hold at once, which bounds the reduce's registers. At depth 128 (256 threads)
 // 4 blocks, 64 registers (85 unbounded): group 8 at batch 8 (512 reduce blocks) then runs in one
 // wave, 13.65 -> 12.50 us at 512 keys and P = 2 on the H200. Other depths keep the compiler's
-// allocation: the same bound at depth 64 cost MQA's batch 8 +0.8 us at P = 16 (13.75 -> 14.58 us
-// at 8,192 keys), where 512 blocks of 128 threads fit one wave either way.
+// allocation: at depth 64, where 512 blocks of 128 threads fit one wave either way, the same
+// bound cost MQA's batch-8 split steps 0.75 us (13.79 -> 14.56 us at 8,192 keys and P = 16).
 __host__ __device__ constexpr int reduce_min_blocks(int threads) {
   return threads == reduce_threads(128) ? 4 : 1;
 }
