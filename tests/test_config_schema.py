@@ -108,22 +108,23 @@ TILE_FILES = {
 }
 
 # Suites naming a tile space: name -> (suite, the file the error is about (None: the suite), the
-# key path both must name, a file the message must name as well (None: no other)).
+# key path both must name, texts the message must hold as well ("{tmp}": the suites' folder)).
+NOT_ALLOWED = 'not allowed with "tile_space"'
 BAD_SUITES = {
-    "tile_space and tiles": (suite("tiles_ok.json", tiles=TILE), None, "tiles", None),
+    "tile_space and tiles": (suite("tiles_ok.json", tiles=TILE), None, "tiles", (NOT_ALLOWED,)),
     "tile_space and families": (suite("tiles_ok.json", families=base()["families"]), None,
-                                "families", None),
+                                "families", (NOT_ALLOWED,)),
     "tile_space and smem_limit_bytes": (suite("tiles_ok.json", smem_limit_bytes=1024), None,
-                                        "smem_limit_bytes", None),
-    "tile_space a number": (suite(3), None, "tile_space", None),
+                                        "smem_limit_bytes", (NOT_ALLOWED,)),
+    "tile_space a number": (suite(3), None, "tile_space", ()),
     "tile space missing": (suite("sub/../absent/tiles.json"), None, "tile_space",
-                           "absent/tiles.json"),
+                           ("{tmp}/absent/tiles.json",)),
     "tile space with a suite": (suite("tiles_with_suite.json"), None, "tile_space",
-                                "tiles_with_suite.json"),
+                                ("{tmp}/tiles_with_suite.json", '"suite"')),
     "tile space with a tile_space": (suite("tiles_with_tile_space.json"), None, "tile_space",
-                                     "tiles_with_tile_space.json"),
+                                     ("{tmp}/tiles_with_tile_space.json", '"tile_space"')),
     "tile space with a bad family": (suite("tiles_bad_depth.json"), "tiles_bad_depth.json",
-                                     "families[0].depth", None),
+                                     "families[0].depth", ()),
 }
 
 
@@ -173,15 +174,15 @@ class ConfigSchemaTest(unittest.TestCase):
                 self.assertIn(f"{path}: {key}: ", p.stderr)
 
     def check_bad_suites(self, run):
-        for name, (cfg, about, key, named) in BAD_SUITES.items():
+        for name, (cfg, about, key, texts) in BAD_SUITES.items():
             with self.subTest(name):
                 path = self.write(name, cfg)
                 p = run(path)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 where = os.path.join(self.tmp.name, about) if about else path
                 self.assertIn(f"{where}: {key}: ", p.stderr)
-                if named:  # the tile space's path as resolved
-                    self.assertIn(os.path.join(self.tmp.name, named), p.stderr)
+                for text in texts:  # paths as resolved, the reason
+                    self.assertIn(text.format(tmp=self.tmp.name), p.stderr)
 
     def test_generator_rejects_every_bad_suite(self):
         self.check_bad_suites(self.generator)

@@ -395,7 +395,8 @@ class Outputs(Workdir):
 
 
 class TileSpaces(Workdir):
-    """A suite naming its tile space ("tile_space", relative to the suite's folder)."""
+    """A suite naming its tile space ("tile_space", relative to the suite's folder). Its refusals,
+    in both loaders alike, are test_config_schema.py's."""
 
     def tiles(self):
         return {"schema_version": 1, "smem_limit_bytes": 200000,
@@ -411,13 +412,6 @@ class TileSpaces(Workdir):
         super().setUp()
         os.makedirs(os.path.join(self.tmp, "tiles"))
         self.tile_path = self.write_config(self.tiles(), os.path.join("tiles", "t.json"))
-
-    def assert_refused(self, path, prefix, *named):
-        r = self.run_gen("--config", path, "--list")
-        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-        self.assertIn(prefix, r.stderr)
-        for text in named:
-            self.assertIn(text, r.stderr)
 
     def test_suite_loads_and_expands_as_its_copy(self):
         cfg, limit, fams = gen.load_config(self.suite())
@@ -440,30 +434,6 @@ class TileSpaces(Workdir):
         self.assertEqual(m["smem_limit_bytes"], 200000)
         with open(path, "rb") as a, open(self.tile_path, "rb") as b:
             self.assertEqual(m["config_sha256"], hashlib.sha256(a.read() + b.read()).hexdigest())
-
-    def test_tile_space_beside_its_keys_is_refused_naming_the_key(self):
-        for key, value in (("tiles", TILES), ("families", [FAMILY]), ("smem_limit_bytes", 1)):
-            with self.subTest(key):
-                path = self.suite(**{key: value})
-                self.assert_refused(path, f"{path}: {key}: ", 'not allowed with "tile_space"')
-
-    def test_missing_tile_space_is_refused_naming_the_path(self):
-        path = self.suite("../tiles/absent.json")
-        self.assert_refused(path, f"{path}: tile_space: ",
-                            os.path.join(self.tmp, "tiles", "absent.json"))
-
-    def test_tile_space_with_a_suite_or_a_tile_space_is_refused(self):
-        for key, value in (("suite", {"problems": []}), ("tile_space", "t.json")):
-            with self.subTest(key):
-                self.write_config(dict(self.tiles(), **{key: value}), os.path.join("tiles", "t.json"))
-                path = self.suite()
-                self.assert_refused(path, f"{path}: tile_space: ", self.tile_path, f'"{key}"')
-
-    def test_errors_in_the_tile_space_name_its_file(self):
-        bad = self.tiles()
-        bad["families"][0]["depth"] = 96
-        self.write_config(bad, os.path.join("tiles", "t.json"))
-        self.assert_refused(self.suite(), f"{self.tile_path}: families[0].depth: ")
 
 
 class CheckedInConfigs(unittest.TestCase):
