@@ -1,7 +1,7 @@
 // Host tests for the time model: the fit recovers a tile's parameters from times the model's own
 // formula made, it extrapolates to shapes it did not see, it borrows a fitted family for one never
-// measured, the residual correction stays at 1 where nothing near was measured, and a prediction
-// nothing near supports pays a margin.
+// measured, a partial last wave costs a full one, the residual correction stays at 1 where nothing
+// near was measured, and a prediction nothing near supports pays a margin.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -123,6 +123,19 @@ TEST(TimeModel, ChoosesTheTrueOptimumOnShapesItDidNotSee) {
       EXPECT_FALSE(c.runner_up.empty());
     }
   }
+}
+
+TEST(TimeModel, APartialLastWaveCostsAFullOne) {
+  // Two blocks per SM: 264 slots. Batch 33 fills them (264 blocks of one KV head each); batch 34
+  // makes 272, a full wave and a tail of 8 that lasts as long; batch 16 (128 blocks) is one wave
+  // of its own blocks, no longer than a full one.
+  TileModel t = truth(tile(64, 3, 128), 0.0, grid_tile_us(64, 5), 2, 0.9);
+  const TimeModel m = frame();
+  const double full = predict_step_us(t, m, shape(33, 8192), 1);
+  EXPECT_NEAR(predict_step_us(t, m, shape(34, 8192), 1), 2 * full, 1e-9 * full);
+  const double part = predict_step_us(t, m, shape(16, 8192), 1);
+  EXPECT_LT(part, full);
+  EXPECT_GT(part, 0.25 * full);
 }
 
 TEST(TimeModel, AFamilyNeverMeasuredBorrowsTheNearestFittedOne) {

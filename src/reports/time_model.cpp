@@ -100,15 +100,20 @@ StepGeometry geometry(const KernelTraits& t, const ProblemShape& p, int partitio
   return g;
 }
 
-// Time of the waves: full waves of `slots` blocks, then the rest, each as long as its blocks'
-// tiles take at the larger of one block's pace and the wave's share of the bandwidth.
+// Time of the waves, each as long as its blocks' tiles take at the larger of one block's pace and
+// the wave's share of the bandwidth. A step of one wave is priced by its blocks; a step of several
+// pays its last, partial wave as a full one: the tail's blocks do not stream faster than a full
+// wave's (group 8, batch 12, 22,000 keys on a BM-8 tile: 384 blocks in 264 slots measured 286.6 us
+// at P 4 against 243.3 at P 1, where pricing the tail by its 120 blocks predicted 250.9). Priced
+// so on four held-out sweeps, the worst costs went from 1.149, 1.246, 1.286 and 1.178 to 1.149,
+// 1.149, 1.282 and 1.106 (docs/performance.md).
 double stream_us(const StepGeometry& g, double slots, double tile_us, double bytes_per_us) {
-  const double full_waves = std::floor(g.blocks / slots);
-  const double rest = g.blocks - full_waves * slots;
+  if (!(g.blocks > 0)) return 0;
   auto wave = [&](double blocks) {
     return g.tiles_per_block * std::max(tile_us, blocks * g.tile_bytes / bytes_per_us);
   };
-  return full_waves * wave(slots) + (rest > 0 ? wave(rest) : 0);
+  if (g.blocks <= slots) return wave(g.blocks);
+  return std::ceil(g.blocks / slots) * wave(slots);
 }
 
 int max_blocks_per_sm(const KernelTraits& t) {

@@ -24,10 +24,11 @@ std::string tile_id(const KernelTraits& t);
 // One tile of one family. Predicted step time for P partitions (fixed or cluster):
 //   fixed_us + reduce_us [P > 1, reduce launch] + cluster_us [cluster split]
 //   + partial bytes / bandwidth [reduce launch]
-//   + sum over waves of tiles_per_partition * max(tile_us, blocks_in_wave * tile_bytes / bandwidth)
-// with blocks = batch * kv_heads * row_blocks * min(P, key tiles), waves of sm_count *
-// blocks_per_sm, tile_bytes the K/V bytes of one BN tile (a KV head's later row blocks at
-// reread_fraction of the first's bytes).
+//   + waves * tiles_per_partition * max(tile_us, blocks_in_wave * tile_bytes / bandwidth)
+// with blocks = batch * kv_heads * row_blocks * min(P, key tiles), slots = sm_count *
+// blocks_per_sm, one wave of `blocks` when they fit the slots, else ceil(blocks / slots) full
+// waves of `slots` (a partial last wave costs a full one), tile_bytes the K/V bytes of one BN tile
+// (a KV head's later row blocks at reread_fraction of the first's bytes).
 struct TileModel {
   std::string family;
   std::string tile;    // select's tile id ("bm16_bn64_bk32_wm16_wn16_t128_s3_wsk")
