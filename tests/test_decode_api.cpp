@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/decode_api.h"
+#include "api/time_model_choice.h"
 #include "common/split_code.h"
 #include "defaults/defaults_table.h"
 
@@ -193,6 +194,51 @@ TEST(DecodeApiRunTimeDefaults, ABuildWithoutTheTablesTileRunsItsFirstCompiledAlt
   const mha::DecodeChoice fallback = mha::choose_decode(s, 132);
   EXPECT_NE(fallback.kernel, nullptr);
   EXPECT_EQ(fallback.reason.find(none), std::string::npos) << fallback.reason;
+  mha::unload_decode_defaults();
+}
+
+TEST(DecodeApiRunTimeDefaults, BetweenGridPointsTheTablesModelChoosesForTheShape) {
+  const mha::KernelEntry* k = g4_contig_kernel();
+  ASSERT_NE(k, nullptr) << "the CI build has a bf16 group-4 contiguous kernel";
+  mha::DefaultsTable t = one_entry_table(*k, 3);  // the model's entry at 8 units, 4,096 keys
+  // One tile whose blocks are slow (5 us a tile): eight partitions beat one by far.
+  mha::TileModel m;
+  m.traits = k->traits;
+  m.kernel = k->name;
+  m.tile = mha::tile_id(k->traits);
+  m.family = mha::model_family(k->traits);
+  m.fixed_us = 3;
+  m.tile_us = 5;
+  m.blocks_per_sm = 2;
+  m.bandwidth_gbps = 4000;
+  m.reduce_us = 1;
+  m.splits = {1, 8};
+  m.rows = 6;
+  m.rms_rel_error = 0.05;
+  t.model.sm_count = 132;
+  t.model.peak_read_gbps = 4400;
+  t.model.tiles = {m};
+  const std::string path = write_table("decode_api_model.json", t);
+  ASSERT_TRUE(mha::load_decode_defaults(path));
+  mha::DecodeShape s;  // batch 1 x 8 KV heads, 5,000 keys: the entry is the nearest
+  s.max_keys = 5000;
+  mha::DecodeChoice c = mha::choose_decode(s, 132);
+  EXPECT_EQ(c.kernel, k);
+  EXPECT_EQ(c.partitions, 8);
+  EXPECT_FALSE(c.is_tuned);
+  EXPECT_NE(c.reason.find("the time model for this shape (" + path + ")"), std::string::npos)
+      << c.reason;
+  // The shape's own measured bucket answers itself, model or not.
+  t.families[0].entries[0].is_measured = true;
+  ASSERT_TRUE(mha::load_decode_defaults(write_table("decode_api_model_measured.json", t)));
+  s.max_keys = 4096;
+  c = mha::choose_decode(s, 132);
+  EXPECT_EQ(c.partitions, 3);
+  EXPECT_TRUE(c.is_tuned);
+  // Another batch takes the model, though the nearest entry was measured.
+  s.batch = 3;
+  c = mha::choose_decode(s, 132);
+  EXPECT_EQ(c.partitions, 8);
   mha::unload_decode_defaults();
 }
 

@@ -1,5 +1,6 @@
 // Host tests for the run-time defaults table: the nearest entry of a family, raggedness first, its
-// JSON form read back, and files that are refused with the key that is wrong.
+// JSON form read back with the time model it carries, which entry answers for its own shape, and
+// files that are refused with the key that is wrong.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include "common/split_code.h"
 #include "defaults/defaults_table.h"
+#include "tests/test_support.h"
 
 namespace mha {
 namespace {
@@ -147,6 +149,82 @@ namespace {
 
 // The committed H200 table (results/defaults/nvidia_h200.json, select --out-defaults over the
 // committed H200 sweeps) reads back and covers the main sweep's families at every grid point.
+// One fitted tile of the table's family, with a residual.
+TimeModel one_tile_model() {
+  TimeModel m;
+  m.sm_count = 132;
+  m.peak_read_gbps = 4500;
+  TileModel t;
+  t.traits = testing::llama_traits();
+  t.traits.out_dtype = "bf16";
+  t.traits.smem_bytes = 49152;
+  t.family = "bf16_d128_g4_contig_null";
+  t.tile = "bm16_bn64_bk32_wm16_wn16_t128_s4";
+  t.kernel = "decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4";
+  t.fixed_us = 3.5;
+  t.tile_us = 1.25;
+  t.blocks_per_sm = 2;
+  t.bandwidth_gbps = 4275;
+  t.reread_fraction = 0.25;
+  t.reduce_us = 1.5;
+  t.cluster_us = 0.5;
+  t.splits = {1, 4, kClusterSplitBase + 8};
+  t.residuals = {{4, 3.0, 13.0, -0.02}};
+  t.rows = 12;
+  t.rms_rel_error = 0.1;
+  m.tiles.push_back(t);
+  return m;
+}
+
+TEST(DefaultsTable, CarriesTheTimeModelAndReadsItBack) {
+  DefaultsTable t = table();
+  EXPECT_TRUE(defaults_from_json_text(defaults_to_json_text(t), "t.json").model.tiles.empty())
+      << "a table without a model reads back without one";
+  t.model = one_tile_model();
+  const TimeModel back = defaults_from_json_text(defaults_to_json_text(t), "t.json").model;
+  ASSERT_EQ(back.tiles.size(), 1u);
+  const TileModel &a = t.model.tiles[0], &b = back.tiles[0];
+  EXPECT_EQ(back.sm_count, 132);
+  EXPECT_EQ(back.peak_read_gbps, 4500);
+  EXPECT_EQ(b.kernel, a.kernel);
+  EXPECT_EQ(b.traits.bn, a.traits.bn);
+  EXPECT_EQ(b.traits.smem_bytes, a.traits.smem_bytes);
+  EXPECT_EQ(b.traits.group, a.traits.group);
+  EXPECT_EQ(b.tile_us, a.tile_us);
+  EXPECT_EQ(b.blocks_per_sm, a.blocks_per_sm);
+  EXPECT_EQ(b.splits, a.splits);
+  ASSERT_EQ(b.residuals.size(), 1u);
+  EXPECT_EQ(b.residuals[0].split, 4);
+  EXPECT_EQ(b.residuals[0].log_ratio, -0.02);
+}
+
+TEST(DefaultsTable, AMeasuredEntryAnswersForItsOwnBatchOnly) {
+  const DefaultsTable t = table();
+  const std::string f = t.families[0].family;
+  const DefaultsEntry& measured = t.families[0].entries[0];  // 8 work units, 512 keys
+  EXPECT_TRUE(is_own_bucket(measured, {f, 8, 512, false}));
+  EXPECT_TRUE(is_own_bucket(measured, {f, 8, 600, false}));    // the same keys' half octave
+  EXPECT_FALSE(is_own_bucket(measured, {f, 9, 512, false}));   // nearest, but another batch
+  EXPECT_FALSE(is_own_bucket(measured, {f, 8, 1024, false}));  // another half octave of keys
+  EXPECT_FALSE(is_own_bucket(t.families[0].entries[1], {f, 8, 8192, false}));  // the model's
+}
+
+TEST(DefaultsTable, RefusesABrokenTimeModelNamingTheKey) {
+  DefaultsTable t = table();
+  t.model = one_tile_model();
+  std::string text = defaults_to_json_text(t);
+  const std::string key = "\"blocks_per_sm\":2";
+  ASSERT_NE(text.find(key), std::string::npos);
+  text.replace(text.find(key), key.size(), "\"blocks_per_sm\":0");
+  try {
+    defaults_from_json_text(text, "t.json");
+    FAIL() << "a tile with no resident block was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: time_model.tiles[0]"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DefaultsTable, TheCommittedH200TableReadsBackWhole) {
   const std::string path = std::string(MHA_SOURCE_DIR) + "/results/defaults/nvidia_h200.json";
   std::ifstream in(path);
@@ -164,6 +242,7 @@ TEST(DefaultsTable, TheCommittedH200TableReadsBackWhole) {
     EXPECT_FALSE(tile_of_kernel_name(e->kernel).empty()) << e->kernel;
     EXPECT_NE(e->kernel.find(family), std::string::npos) << family << ": " << e->kernel;
   }
+  EXPECT_GT(t.model.tiles.size(), 50u) << "the committed table carries select's time model";
 }
 
 }  // namespace

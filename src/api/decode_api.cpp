@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
 
+#include "api/time_model_choice.h"
 #include "common/split_code.h"
 #include "defaults/defaults_table.h"
 
@@ -87,6 +89,50 @@ const KernelEntry* compiled_instance(const std::string& kernel, const DecodeShap
   return nullptr;
 }
 
+// The shape as the time model reads it.
+ProblemShape model_shape(const DecodeShape& s) {
+  ProblemShape p;
+  p.batch = s.batch;
+  p.heads = s.heads;
+  p.kv_heads = s.kv_heads;
+  p.depth = s.depth;
+  p.dtype = s.dtype;
+  p.out_dtype = s.out_dtype;
+  p.kv_dtype = s.kv_dtype.empty() ? s.dtype : s.kv_dtype;
+  p.soft_cap = s.soft_cap ? 1.0 : 0.0;
+  p.kv = s.kv;
+  p.mask = s.mask;
+  p.has_sink = s.has_sink;
+  p.keys = std::max(1, s.max_keys);
+  return p;
+}
+
+// The table's time model's choice for the shape in hand, among the tiles compiled into this build:
+// the grid point's entry is the model's choice at the point, and between points the model's choice
+// changes (a wave boundary, a tile's occupancy), so the library asks the model itself.
+bool choose_by_table_model(const DefaultsTable& table, const DecodeShape& s, bool plans,
+                           DecodeChoice* c) {
+  if (table.model.tiles.empty() || s.ragged) return false;  // the model does not price plans
+  std::map<const TileModel*, const KernelEntry*> compiled;
+  auto instance = [&](const TileModel& t) {
+    auto [it, is_new] = compiled.emplace(&t, nullptr);
+    if (is_new) it->second = compiled_instance(t.kernel, s);
+    return it->second;
+  };
+  const ModelChoice m =
+      choose_by_model(table.model, model_shape(s), [&](const TileModel& t, int split) {
+        return (plans || !is_split_plan(split)) && instance(t) != nullptr;
+      });
+  if (m.tile == nullptr) return false;
+  c->kernel = instance(*m.tile);
+  c->split = m.partitions;
+  c->partitions = split_count(m.partitions);
+  c->cluster_combine = is_cluster_split(m.partitions);
+  c->is_tuned = false;
+  c->reason = "tuned: the time model for this shape (" + table.origin + ")";
+  return true;
+}
+
 // The table's answer as a choice of a compiled kernel: the entry's own, else the first of its
 // alternatives (other tiles, best first) this build has.
 bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_count, bool plans,
@@ -101,6 +147,7 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   q.ragged = s.ragged;
   const DefaultsEntry* e = lookup_defaults(table, q);
   if (e == nullptr) return false;
+  if (!is_own_bucket(*e, q) && choose_by_table_model(table, s, plans, c)) return true;
   const std::vector<DefaultsAlternative> choices = choices_of(*e);
   for (size_t i = 0; i < choices.size(); ++i) {
     if (!plans && is_split_plan(choices[i].partitions)) continue;  // decode() takes none

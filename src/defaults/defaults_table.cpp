@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "common/split_code.h"
+#include "defaults/time_model_json.h"
 
 namespace mha {
 
@@ -107,6 +108,12 @@ std::vector<DefaultsAlternative> choices_of(const DefaultsEntry& entry) {
   return choices;
 }
 
+bool is_own_bucket(const DefaultsEntry& entry, const DefaultsQuery& query) {
+  const long work = std::max(1L, std::lround(std::pow(2.0, entry.work_half_octave / 2.0)));
+  return entry.is_measured && query.batch_kv_heads == work &&
+         half_octave(query.keys) == entry.keys_half_octave;
+}
+
 DefaultsTable defaults_from_json_text(const std::string& text, const std::string& origin) {
   nlohmann::json j;
   try {
@@ -174,8 +181,13 @@ DefaultsTable defaults_from_json_text(const std::string& text, const std::string
       }
       t.families.push_back(std::move(f));
     }
+    if (j.contains("time_model")) t.model = time_model_from_json(j["time_model"], "time_model");
   } catch (const nlohmann::json::exception& e) {
     throw bad(origin, e.what());
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (what.rfind(origin, 0) == 0) throw;  // bad() named the file already
+    throw bad(origin, what);
   }
   return t;
 }
@@ -198,8 +210,10 @@ std::string defaults_to_json_text(const DefaultsTable& table) {
        "octave of batch x kv_heads, half octave of the longest sequence's keys, "
        "ragged, index into kernels, split (\"16\", \"cluster4\", \"plan2x128\"), "
        "measured bucket (else the time model), optionally [[kernel index, split], ...] "
-       "of other tiles, best first]; the library takes the entry nearest a shape, "
-       "and the first of its choices compiled into the build"},
+       "of other tiles, best first]; the library takes the entry nearest a shape: a "
+       "measured bucket's choice, else the time model's (time_model, where the table "
+       "has one) among the kernels compiled into the build, else the first of the "
+       "entry's choices compiled into it"},
       {"gpu_name", table.gpu_name},
       {"sm_count", table.sm_count},
       {"partition_rule",
@@ -229,7 +243,10 @@ std::string defaults_to_json_text(const DefaultsTable& table) {
     text += nlohmann::json{{"family", f.family}, {"entries", entries}}.dump();
     text += i + 1 < table.families.size() ? ",\n" : "\n";
   }
-  return text + "]}\n";
+  text += "]";
+  if (!table.model.tiles.empty())
+    text += ",\n\"time_model\": " + time_model_to_json(table.model).dump();
+  return text + "}\n";
 }
 
 }  // namespace mha

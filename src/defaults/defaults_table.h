@@ -1,13 +1,14 @@
 // The defaults an engine loads at run time: per kernel family, the (kernel, split) `mha-tune
 // select` chose on a grid of half octaves of batch x KV heads and of keys (a measured bucket where
-// one was measured, else its time model), for one GPU model. Plain data and one lookup, with no
-// dependency beyond the standard library: select and the library both answer through it.
+// one was measured, else its time model), and the time model itself, for one GPU model. Plain
+// data and one lookup: select and the library both answer through it.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "common/partition_rule.h"
+#include "defaults/time_model_params.h"
 
 namespace mha {
 
@@ -57,6 +58,10 @@ struct DefaultsTable {
   std::string origin;  // the file it came from, or "compiled in"
   PartitionRule rule;  // select's fitted rule
   std::vector<DefaultsFamily> families;
+  // select's time model (empty in a table written before it was carried): where the nearest entry
+  // is not a measured bucket, the library chooses with it for the shape in hand, not the grid
+  // point's choice (docs/design.md, "The time model").
+  TimeModel model;
 };
 
 struct DefaultsQuery {
@@ -71,11 +76,18 @@ struct DefaultsQuery {
 // family has any; nullptr when the family is not in the table.
 const DefaultsEntry* lookup_defaults(const DefaultsTable& table, const DefaultsQuery& query);
 
+// Whether `entry` is a measured bucket of the query's own shape: measured, at the query's batch x
+// KV heads exactly (a grid point's work units: round(2^(half octave / 2))) and its keys' half
+// octave. A measured entry answers only for its own batch: one batch x KV heads away the blocks
+// fill other waves. Elsewhere the table's model, where it has one, chooses for the shape.
+bool is_own_bucket(const DefaultsEntry& entry, const DefaultsQuery& query);
+
 // The table as select's --out-defaults writes it and the library reads it:
 // {"schema_version": 1, "what": ..., "gpu_name", "sm_count", "partition_rule": {"alpha",
 //  "min_keys_per_partition", "max_partitions", "fitted"}, "kernels": [names],
 //  "families": [{"family", "entries": [[work, keys, ragged, kernel index, split, measured,
-//  [[kernel index, split], ...]]]}]}, the split in its text form ("16", "cluster4",
+//  [[kernel index, split], ...]]]}], "time_model": {...}}, the split in its text form ("16",
+//  "cluster4",
 // "plan2x128"; an integer code is read too); the alternatives (the last element) are optional.
 // Throws std::invalid_argument naming `origin` and the key that is wrong.
 DefaultsTable defaults_from_json_text(const std::string& text, const std::string& origin);

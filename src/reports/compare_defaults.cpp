@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <map>
 
+#include "api/time_model_choice.h"
 #include "reports/journal.h"
+#include "reports/select.h"
 
 namespace mha {
 
@@ -40,16 +42,25 @@ const ResultRow* chosen_row(const Report& r, const std::string& problem,
   return same_tile;
 }
 
-// What the library runs for the entry on the baseline's build: its own tile, else the first of
-// its alternatives whose tile the baseline measured.
-DefaultsAlternative library_choice(const Report& baseline, const std::string& problem,
-                                   const DefaultsEntry& e) {
-  const std::vector<DefaultsAlternative> choices = choices_of(e);
-  for (const DefaultsAlternative& choice : choices) {
-    const std::string tile = tile_of_kernel_name(choice.kernel);
+// What the library runs for the shape on the baseline's build (its tiles: those the baseline
+// measured): the table's model's choice unless the entry is the shape's own measured bucket,
+// else the entry's tile, else the first of its alternatives the build has.
+DefaultsAlternative library_choice(const Report& baseline, const DefaultsTable& table,
+                                   const ResultRow& first, const DefaultsEntry& e) {
+  const std::string& problem = first.problem.name;
+  auto measured = [&](const std::string& tile) {
     for (const ResultRow& row : baseline.rows)
-      if (row.problem.name == problem && tile_of_kernel_name(row.kernel) == tile) return choice;
+      if (row.problem.name == problem && tile_of_kernel_name(row.kernel) == tile) return true;
+    return false;
+  };
+  if (!is_own_bucket(e, query_of(first)) && !is_ragged_batch(first.problem)) {
+    const ModelChoice m = choose_by_model(
+        table.model, first.problem, [&](const TileModel& t, int) { return measured(t.tile); });
+    if (m.tile) return {m.tile->kernel, m.partitions};
   }
+  const std::vector<DefaultsAlternative> choices = choices_of(e);
+  for (const DefaultsAlternative& choice : choices)
+    if (measured(tile_of_kernel_name(choice.kernel))) return choice;
   return choices.front();
 }
 
@@ -65,7 +76,7 @@ std::vector<BestPair> judge_defaults(const Report& baseline, const Report& candi
     if (e == nullptr) continue;
     BestPair p;
     p.problem = problem;
-    const DefaultsAlternative choice = library_choice(baseline, problem, *e);
+    const DefaultsAlternative choice = library_choice(baseline, table, *row, *e);
     const ResultRow* b = chosen_row(baseline, problem, choice);
     const ResultRow* c = chosen_row(candidate, problem, choice);
     p.baseline_point = b ? point_key(*b) : point_key(choice.kernel, problem, choice.partitions);

@@ -90,6 +90,7 @@ DefaultsTable decisions_of(const Selection& s) {
   table.gpu_name = s.gpu_name;
   table.sm_count = s.sm_count;
   table.rule = s.rule;
+  table.model = s.model;
   for (const auto& [name, info] : families) {
     DefaultsFamily f;
     f.family = name;

@@ -140,9 +140,21 @@ Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& tes
         table.source.empty() ? 0 : priced(q, tile_id(table.traits), table.partitions, nullptr);
     p.table_cost = table_us > 0 ? table_us / q.best_us : 0;
     if (shipped) {
-      // As the library chooses: the entry's tile, else its first alternative the test's build
-      // has (a tile the test measured).
-      if (const DefaultsEntry* entry = lookup_defaults(*shipped, defaults_query(q.shape))) {
+      // As the library chooses: unless the nearest entry is the shape's own measured bucket, the
+      // table's model on the shape itself among the tiles the test's build has (those the test
+      // measured); else the entry's tile, else its first alternative the build has.
+      const DefaultsQuery query = defaults_query(q.shape);
+      const DefaultsEntry* entry = lookup_defaults(*shipped, query);
+      auto in_build = [&](const TileModel& t, int) { return q.tile_rows.count(t.tile) > 0; };
+      const ModelChoice by_model =
+          entry && !is_own_bucket(*entry, query) && !is_ragged_batch(q.shape)
+              ? choose_by_model(shipped->model, q.shape, in_build)
+              : ModelChoice{};
+      if (by_model.tile) {
+        p.shipped_split = split_label(by_model.partitions) + " (model)";
+        const double us = priced(q, by_model.tile->tile, by_model.partitions, nullptr);
+        p.shipped_cost = us > 0 ? us / q.best_us : 0;
+      } else if (entry) {
         const std::vector<DefaultsAlternative> choices = choices_of(*entry);
         for (size_t i = 0; i < choices.size(); ++i) {
           const std::string tile = tile_of_kernel_name(choices[i].kernel);
