@@ -110,9 +110,9 @@ ProblemShape model_shape(const DecodeShape& s) {
 // The table's time model's choice for the shape in hand, among the tiles compiled into this build:
 // the grid point's entry is the model's choice at the point, and between points the model's choice
 // changes (a wave boundary, a tile's occupancy), so the library asks the model itself.
-bool choose_by_table_model(const DefaultsTable& table, const DecodeShape& s, bool plans,
+bool choose_by_table_model(const DefaultsTable& table, const DefaultsEntry& e,
+                           const DefaultsQuery& q, const DecodeShape& s, bool plans,
                            DecodeChoice* c) {
-  if (table.model.tiles.empty() || s.ragged) return false;  // the model does not price plans
   std::map<const TileModel*, const KernelEntry*> compiled;
   auto instance = [&](const TileModel& t) {
     auto [it, is_new] = compiled.emplace(&t, nullptr);
@@ -120,7 +120,7 @@ bool choose_by_table_model(const DefaultsTable& table, const DecodeShape& s, boo
     return it->second;
   };
   const ModelChoice m =
-      choose_by_model(table.model, model_shape(s), [&](const TileModel& t, int split) {
+      table_model_choice(table, e, q, model_shape(s), [&](const TileModel& t, int split) {
         return (plans || !is_split_plan(split)) && instance(t) != nullptr;
       });
   if (m.tile == nullptr) return false;
@@ -147,7 +147,7 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   q.ragged = s.ragged;
   const DefaultsEntry* e = lookup_defaults(table, q);
   if (e == nullptr) return false;
-  if (!is_own_bucket(*e, q) && choose_by_table_model(table, s, plans, c)) return true;
+  if (choose_by_table_model(table, *e, q, s, plans, c)) return true;
   const std::vector<DefaultsAlternative> choices = choices_of(*e);
   for (size_t i = 0; i < choices.size(); ++i) {
     if (!plans && is_split_plan(choices[i].partitions)) continue;  // decode() takes none

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/result_row.h"
+#include "defaults/defaults_table.h"
 #include "defaults/time_model_params.h"
 #include "registry/kernel_registry.h"
 
@@ -73,5 +74,13 @@ struct ModelChoice {
 using SplitFilter = std::function<bool(const TileModel&, int split)>;
 ModelChoice choose_by_model(const TimeModel& model, const ProblemShape& shape,
                             const SplitFilter& allowed = {});
+
+// The table's time model's choice for `shape`, as the library asks it: where `entry` (the one
+// nearest `query`) is not the shape's own measured bucket, the batch is not ragged (the model does
+// not price plans) and the table carries a model; among the candidates `in_build` accepts. No tile
+// otherwise: the entry's own choices answer.
+ModelChoice table_model_choice(const DefaultsTable& table, const DefaultsEntry& entry,
+                               const DefaultsQuery& query, const ProblemShape& shape,
+                               const SplitFilter& in_build);
 
 }  // namespace mha

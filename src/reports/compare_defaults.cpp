@@ -53,11 +53,11 @@ DefaultsAlternative library_choice(const Report& baseline, const DefaultsTable& 
       if (row.problem.name == problem && tile_of_kernel_name(row.kernel) == tile) return true;
     return false;
   };
-  if (!is_own_bucket(e, query_of(first)) && !is_ragged_batch(first.problem)) {
-    const ModelChoice m = choose_by_model(
-        table.model, first.problem, [&](const TileModel& t, int) { return measured(t.tile); });
-    if (m.tile) return {m.tile->kernel, m.partitions};
-  }
+  DefaultsQuery query = query_of(first);
+  query.ragged = is_ragged_batch(first.problem);  // as select prices it: lengths that differ
+  const ModelChoice m = table_model_choice(
+      table, e, query, first.problem, [&](const TileModel& t, int) { return measured(t.tile); });
+  if (m.tile) return {m.tile->kernel, m.partitions};
   const std::vector<DefaultsAlternative> choices = choices_of(e);
   for (const DefaultsAlternative& choice : choices)
     if (measured(tile_of_kernel_name(choice.kernel))) return choice;
