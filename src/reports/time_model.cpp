@@ -3,16 +3,16 @@
 #include "reports/time_model.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "api/split_plan.h"
 #include "common/kinds.h"
-#include "defaults/defaults_table.h"
+#include "common/split_code.h"
 
 namespace mha {
 
