@@ -465,6 +465,44 @@ TEST(Compare, TheDefaultGateJudgesTheTablesChoice) {
   EXPECT_EQ(compare_reports(unmeasured, unmeasured, o).exit_code(), 1);
 }
 
+TEST(Compare, TheDefaultGateJudgesAFamilyTheTableOnlyModels) {
+  // No entry for the problem's family (group 4); the model fitted group 8's tiles, among them the
+  // tuned kernel's. The library asks that model for the shape, so the gate judges its choice
+  // (P 4 on the tuned tile), not nothing.
+  auto t = std::make_shared<DefaultsTable>();
+  t->sm_count = 132;
+  t->origin = "modelled.json";
+  TileModel m;
+  m.traits = testing::llama_traits();
+  m.traits.group = 8;
+  m.traits.stages = 3;
+  m.traits.warp_split_k = true;
+  m.family = "bf16_d128_g8_contig_null";
+  m.tile = "bm16_bn64_bk32_wm16_wn16_t128_s3_wsk";
+  m.kernel = "decode_bf16_bf16_d128_g8_contig_null_" + m.tile;
+  m.fixed_us = 3;
+  m.tile_us = 5;  // slow blocks: four partitions beat one by far
+  m.blocks_per_sm = 2;
+  m.bandwidth_gbps = 4000;
+  m.reduce_us = 1;
+  m.splits = {1, 4};
+  m.rows = 6;
+  m.rms_rel_error = 0.05;
+  t->model.sm_count = 132;
+  t->model.peak_read_gbps = 4400;
+  t->model.tiles = {m};
+  CompareOptions o;
+  o.defaults = t;
+  o.gate = CompareOptions::Gate::kDefault;
+  const CompareResult r = compare_reports(tuned_report(10, 12), tuned_report(11, 9), o);
+  ASSERT_EQ(r.defaults.size(), 1u);
+  EXPECT_EQ(r.defaults[0].baseline_us, 10);
+  EXPECT_EQ(r.defaults[0].verdict, Verdict::kSlower);
+  // Without the model the table answers nothing for the family: no default to gate, a failure.
+  t->model.tiles.clear();
+  EXPECT_EQ(compare_reports(tuned_report(10, 12), tuned_report(11, 9), o).exit_code(), 1);
+}
+
 TEST(Compare, TheDefaultGateNeedsATableOfThisGpu) {
   CompareOptions o;
   o.gate = CompareOptions::Gate::kDefault;

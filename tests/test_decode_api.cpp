@@ -242,6 +242,66 @@ TEST(DecodeApiRunTimeDefaults, BetweenGridPointsTheTablesModelChoosesForTheShape
   mha::unload_decode_defaults();
 }
 
+TEST(DecodeApiRunTimeDefaults, AFamilyTheTableNeverMeasuredTakesTheNearestFittedFamilysModel) {
+  // The table has no entry for the shape's family (group 4), and its model fitted only group 8's
+  // tiles: the library asks the model with group 8's tiles, as select does, and runs the chosen
+  // tile's group-4 instance, not the family's first compiled kernel (which is another tile).
+  const mha::KernelEntry* first = g4_contig_kernel();
+  const mha::KernelEntry* bm8 = nullptr;
+  for (const auto& k : mha::kernel_registry())
+    if (k.traits.kv == "contig" && k.traits.group == 4 && k.traits.bm == 8 &&
+        k.traits.dtype == "bf16" && mha::cache_dtype(k.traits) == "bf16" && !k.traits.soft_cap)
+      bm8 = &k;
+  ASSERT_NE(first, nullptr) << "the CI build has a bf16 group-4 contiguous kernel";
+  ASSERT_NE(bm8, nullptr) << "the CI build has a bf16 group-4 contiguous BM-8 kernel";
+  ASSERT_NE(first, bm8);
+  mha::DefaultsTable t;
+  t.gpu_name = "NVIDIA H200";
+  t.sm_count = 132;
+  mha::TileModel m;
+  m.traits = bm8->traits;
+  m.traits.group = 8;
+  m.kernel = "decode_bf16_bf16_d128_g8_contig_null_" + mha::tile_id(bm8->traits);
+  m.tile = mha::tile_id(bm8->traits);
+  m.family = mha::model_family(m.traits);
+  m.fixed_us = 3;
+  m.tile_us = 5;  // slow blocks: eight partitions beat one by far
+  m.blocks_per_sm = 2;
+  m.bandwidth_gbps = 4000;
+  m.reduce_us = 1;
+  m.splits = {1, 8};
+  m.rows = 6;
+  m.rms_rel_error = 0.05;
+  t.model.sm_count = 132;
+  t.model.peak_read_gbps = 4400;
+  t.model.tiles = {m};
+  mha::DefaultsFamily other;  // an entry of another family only
+  other.family = mha::family_name("bf16", 128, 8, "contig", "null", false);
+  other.entries.push_back(
+      {mha::half_octave(8), mha::half_octave(4096), false, m.kernel, 1, false, {}});
+  t.families.push_back(other);
+  const std::string path = write_table("decode_api_other_family.json", t);
+  ASSERT_TRUE(mha::load_decode_defaults(path));
+  mha::DecodeShape s;  // batch 1 x 8 KV heads, group 4, 5,000 keys
+  s.max_keys = 5000;
+  const mha::DecodeChoice c = mha::choose_decode(s, 132);
+  EXPECT_EQ(c.kernel, bm8);
+  EXPECT_EQ(c.partitions, 8);
+  EXPECT_FALSE(c.is_tuned);
+  EXPECT_NE(c.reason.find("the nearest fitted family's tiles (" + m.family + ")"),
+            std::string::npos)
+      << c.reason;
+  // Without a model the loaded table has nothing for the family: it does not answer (the
+  // compiled-in table or the rule does, as without it).
+  t.model.tiles.clear();
+  const std::string no_model = write_table("decode_api_other_family_no_model.json", t);
+  ASSERT_TRUE(mha::load_decode_defaults(no_model));
+  const mha::DecodeChoice none = mha::choose_decode(s, 132);
+  EXPECT_NE(none.kernel, nullptr);
+  EXPECT_EQ(none.reason.find(no_model), std::string::npos) << none.reason;
+  mha::unload_decode_defaults();
+}
+
 TEST(DecodeApiRunTimeDefaults, ABrokenFileIsRefusedAndTheTableInUseStays) {
   std::string error;
   EXPECT_FALSE(mha::load_decode_defaults("/nonexistent/defaults.json", &error));

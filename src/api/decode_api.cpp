@@ -110,7 +110,7 @@ ProblemShape model_shape(const DecodeShape& s) {
 // The table's time model's choice for the shape in hand, among the tiles compiled into this build:
 // the grid point's entry is the model's choice at the point, and between points the model's choice
 // changes (a wave boundary, a tile's occupancy), so the library asks the model itself.
-bool choose_by_table_model(const DefaultsTable& table, const DefaultsEntry& e,
+bool choose_by_table_model(const DefaultsTable& table, const DefaultsEntry* e,
                            const DefaultsQuery& q, const DecodeShape& s, bool plans,
                            DecodeChoice* c) {
   std::map<const TileModel*, const KernelEntry*> compiled;
@@ -129,7 +129,11 @@ bool choose_by_table_model(const DefaultsTable& table, const DefaultsEntry& e,
   c->partitions = split_count(m.partitions);
   c->cluster_combine = is_cluster_split(m.partitions);
   c->is_tuned = false;
-  c->reason = "tuned: the time model for this shape (" + table.origin + ")";
+  c->reason = "tuned: the time model for this shape" +
+              std::string(m.is_own_family
+                              ? ""
+                              : ", the nearest fitted family's tiles (" + m.tile->family + ")") +
+              " (" + table.origin + ")";
   return true;
 }
 
@@ -146,8 +150,8 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   q.keys = std::max(1, s.max_keys);
   q.ragged = s.ragged;
   const DefaultsEntry* e = lookup_defaults(table, q);
+  if (choose_by_table_model(table, e, q, s, plans, c)) return true;
   if (e == nullptr) return false;
-  if (choose_by_table_model(table, *e, q, s, plans, c)) return true;
   const std::vector<DefaultsAlternative> choices = choices_of(*e);
   for (size_t i = 0; i < choices.size(); ++i) {
     if (!plans && is_split_plan(choices[i].partitions)) continue;  // decode() takes none

@@ -54,9 +54,10 @@ struct DecodeChoice {
 // of keys, chosen from its measurements and its time model): the one loaded at run time, else the
 // one compiled in (CMake's MHA_DEFAULTS_JSON, results/defaults/nvidia_h200.json unless set), each
 // only on a GPU of its own SM count. The entry's kernel, or the instance of the same tile for the
-// shape's out_dtype; where no entry serves (another GPU, a family not measured, a split plan, a
-// kernel not in this build) the family's first compiled kernel, partitions from the table's rule.
-// `reason` says which.
+// shape's out_dtype; off the shape's own measured bucket, the table's time model for the shape
+// (a family the table never measured takes its nearest fitted family's tiles); where neither
+// serves (another GPU, a ragged shape of an unmeasured family, a kernel not in this build) the
+// family's first compiled kernel, partitions from the table's rule. `reason` says which.
 DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
 // The same choice with split plans allowed (what DecodePlan::make takes): a plan the table chose,
 // and for a ragged shape without an entry the default plan instead of the rule's count.

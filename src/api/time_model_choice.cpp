@@ -214,10 +214,11 @@ ModelChoice choose_by_model(const TimeModel& model, const ProblemShape& shape,
   return c;
 }
 
-ModelChoice table_model_choice(const DefaultsTable& table, const DefaultsEntry& entry,
+ModelChoice table_model_choice(const DefaultsTable& table, const DefaultsEntry* entry,
                                const DefaultsQuery& query, const ProblemShape& shape,
                                const SplitFilter& in_build) {
-  if (table.model.tiles.empty() || query.ragged || is_own_bucket(entry, query)) return {};
+  if (table.model.tiles.empty() || query.ragged || (entry && is_own_bucket(*entry, query)))
+    return {};
   return choose_by_model(table.model, shape, in_build);
 }
 

@@ -76,10 +76,13 @@ ModelChoice choose_by_model(const TimeModel& model, const ProblemShape& shape,
                             const SplitFilter& allowed = {});
 
 // The table's time model's choice for `shape`, as the library asks it: where `entry` (the one
-// nearest `query`) is not the shape's own measured bucket, the batch is not ragged (the model does
-// not price plans) and the table carries a model; among the candidates `in_build` accepts. No tile
-// otherwise: the entry's own choices answer.
-ModelChoice table_model_choice(const DefaultsTable& table, const DefaultsEntry& entry,
+// nearest `query`; null when the table has no entry for the shape's family) is not the shape's own
+// measured bucket, the batch is not ragged (the model does not price plans) and the table carries
+// a model; among the candidates `in_build` accepts. A family the table never measured takes the
+// model's nearest fitted family, as select does: its first compiled kernel is no choice at all
+// (Qwen's group 5 on an e4m3 cache: the BM-16 tile at 1.39x the BM-8 one). No tile otherwise:
+// the entry's own choices answer.
+ModelChoice table_model_choice(const DefaultsTable& table, const DefaultsEntry* entry,
                                const DefaultsQuery& query, const ProblemShape& shape,
                                const SplitFilter& in_build);
 

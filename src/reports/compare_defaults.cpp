@@ -44,9 +44,10 @@ const ResultRow* chosen_row(const Report& r, const std::string& problem,
 
 // What the library runs for the shape on the baseline's build (its tiles: those the baseline
 // measured): the table's model's choice unless the entry is the shape's own measured bucket,
-// else the entry's tile, else the first of its alternatives the build has.
-DefaultsAlternative library_choice(const Report& baseline, const DefaultsTable& table,
-                                   const ResultRow& first, const DefaultsEntry& e) {
+// else the entry's tile, else the first of its alternatives the build has. False: the table
+// answers nothing for the shape (no entry of its family, and no model choice).
+bool library_choice(const Report& baseline, const DefaultsTable& table, const ResultRow& first,
+                    const DefaultsEntry* e, DefaultsAlternative* choice) {
   const std::string& problem = first.problem.name;
   auto measured = [&](const std::string& tile) {
     for (const ResultRow& row : baseline.rows)
@@ -57,11 +58,20 @@ DefaultsAlternative library_choice(const Report& baseline, const DefaultsTable& 
   query.ragged = is_ragged_batch(first.problem);  // as select prices it: lengths that differ
   const ModelChoice m = table_model_choice(
       table, e, query, first.problem, [&](const TileModel& t, int) { return measured(t.tile); });
-  if (m.tile) return {m.tile->kernel, m.partitions};
-  const std::vector<DefaultsAlternative> choices = choices_of(e);
-  for (const DefaultsAlternative& choice : choices)
-    if (measured(tile_of_kernel_name(choice.kernel))) return choice;
-  return choices.front();
+  if (m.tile) {
+    *choice = {m.tile->kernel, m.partitions};
+    return true;
+  }
+  if (e == nullptr) return false;
+  const std::vector<DefaultsAlternative> choices = choices_of(*e);
+  *choice = choices.front();
+  for (const DefaultsAlternative& alternative : choices) {
+    if (measured(tile_of_kernel_name(alternative.kernel))) {
+      *choice = alternative;
+      break;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -72,11 +82,11 @@ std::vector<BestPair> judge_defaults(const Report& baseline, const Report& candi
   for (const ResultRow& row : baseline.rows) first_row.emplace(row.problem.name, &row);
   std::vector<BestPair> out;
   for (const auto& [problem, row] : first_row) {
-    const DefaultsEntry* e = lookup_defaults(table, query_of(*row));
-    if (e == nullptr) continue;
+    DefaultsAlternative choice;
+    if (!library_choice(baseline, table, *row, lookup_defaults(table, query_of(*row)), &choice))
+      continue;
     BestPair p;
     p.problem = problem;
-    const DefaultsAlternative choice = library_choice(baseline, table, *row, *e);
     const ResultRow* b = chosen_row(baseline, problem, choice);
     const ResultRow* c = chosen_row(candidate, problem, choice);
     p.baseline_point = b ? point_key(*b) : point_key(choice.kernel, problem, choice.partitions);

@@ -146,8 +146,7 @@ Evaluation evaluate_selection(const Selection& s, const std::vector<Report>& tes
       const DefaultsQuery query = defaults_query(q.shape);
       const DefaultsEntry* entry = lookup_defaults(*shipped, query);
       auto in_build = [&](const TileModel& t, int) { return q.tile_rows.count(t.tile) > 0; };
-      const ModelChoice by_model =
-          entry ? table_model_choice(*shipped, *entry, query, q.shape, in_build) : ModelChoice{};
+      const ModelChoice by_model = table_model_choice(*shipped, entry, query, q.shape, in_build);
       if (by_model.tile) {
         p.shipped_split = split_label(by_model.partitions) + " (model)";
         const double us = priced(q, by_model.tile->tile, by_model.partitions, nullptr);
