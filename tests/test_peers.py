@@ -566,6 +566,16 @@ class FlashInferSitesTest(unittest.TestCase):
         self.assertIsNone(backends.PEERS["flashinfer_cudnn_v072"].why_not(fp16))
         self.assertIn("dequantisation", backends.PEERS["flashinfer_cudnn_v072"].why_not(
             planned(kv="paged", kv_dtype="e4m3", keys=64)))
+        # The CUDA-core decode compiles a fixed list of groups, longer in 0.7; tensor cores take any.
+        def group(g):
+            return planned(kv="paged", heads=g * 4, kv_heads=4, keys=64)
+        for g, old_ok, new_ok in ((7, False, False), (5, False, False), (6, False, True),
+                                  (16, False, True), (8, True, True)):
+            self.assertEqual(backends.PEERS["flashinfer_fa2"].why_not(group(g)) is None, old_ok, g)
+            self.assertEqual(backends.PEERS["flashinfer_fa2_v072"].why_not(group(g)) is None,
+                             new_ok, g)
+            self.assertIsNone(backends.PEERS["flashinfer_tc"].why_not(group(g)), g)
+        self.assertIn("Unsupported group_size", backends.PEERS["flashinfer_fa2"].why_not(group(7)))
 
     def test_worker_env_puts_the_site_first(self):
         flashinfer_sites.register({"v072": "/tmp/fi072"})

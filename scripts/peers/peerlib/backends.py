@@ -210,6 +210,12 @@ class FlashInferPagedPeer(Peer):
         return Layout(128, False) if not is_paged(p) else problem_layout(p)
 
 
+# The group sizes FlashInfer's CUDA-core (no tensor cores) batch decode compiles (its
+# DISPATCH_GQA_GROUP_SIZE in include/flashinfer/utils.cuh, read from each wheel): any other
+# raises "Unsupported group_size" at run (groups 5 and 7 did on an H200, in both versions).
+CUDA_CORE_GROUPS = {False: (1, 2, 3, 4, 8), True: (1, 2, 3, 4, 6, 8, 16)}  # by api07: 0.5.3, 0.7
+
+
 class FlashInferWrapperPeer(FlashInferPagedPeer):
     """FlashInfer's BatchDecodeWithPagedKVCacheWrapper (FA2 backend), planned once outside the
     timed region with use_cuda_graph=True; with or without tensor cores. An fp8 cache is planned
@@ -224,6 +230,11 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
             f"_{backend}" if backend else "")
 
     def why_not(self, p):
+        group, groups = p["heads"] // p["kv_heads"], CUDA_CORE_GROUPS[self.api07]
+        if not self.tensor_cores and group not in groups:
+            return (f"FlashInfer's CUDA-core decode dispatches groups of "
+                    f"{', '.join(map(str, groups))} only (group {group}: 'Unsupported "
+                    f"group_size'); its tensor-core path takes it")
         if p["has_sink"] and not self.api07:
             return ("FlashInfer 0.5.3's FA2 decode kernels take no sinks (run(sinks=...) reaches "
                     "only the trtllm-gen backend, which is sm100-only)")
