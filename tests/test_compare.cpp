@@ -472,25 +472,13 @@ TEST(Compare, TheDefaultGateJudgesAFamilyTheTableOnlyModels) {
   auto t = std::make_shared<DefaultsTable>();
   t->sm_count = 132;
   t->origin = "modelled.json";
-  TileModel m;
-  m.traits = testing::llama_traits();
-  m.traits.group = 8;
-  m.traits.stages = 3;
-  m.traits.warp_split_k = true;
-  m.family = "bf16_d128_g8_contig_null";
-  m.tile = "bm16_bn64_bk32_wm16_wn16_t128_s3_wsk";
-  m.kernel = "decode_bf16_bf16_d128_g8_contig_null_" + m.tile;
-  m.fixed_us = 3;
-  m.tile_us = 5;  // slow blocks: four partitions beat one by far
-  m.blocks_per_sm = 2;
-  m.bandwidth_gbps = 4000;
-  m.reduce_us = 1;
-  m.splits = {1, 4};
-  m.rows = 6;
-  m.rms_rel_error = 0.05;
-  t->model.sm_count = 132;
-  t->model.peak_read_gbps = 4400;
-  t->model.tiles = {m};
+  KernelTraits g8 = testing::llama_traits();
+  g8.group = 8;
+  g8.stages = 3;
+  g8.warp_split_k = true;
+  ASSERT_EQ(tile_id(g8), "bm16_bn64_bk32_wm16_wn16_t128_s3_wsk");  // the tuned kernel's tile
+  t->model =
+      testing::slow_blocks_model(g8, "decode_bf16_bf16_d128_g8_contig_null_" + tile_id(g8), {1, 4});
   CompareOptions o;
   o.defaults = t;
   o.gate = CompareOptions::Gate::kDefault;

@@ -10,6 +10,7 @@
 #include "api/time_model_choice.h"
 #include "common/split_code.h"
 #include "defaults/defaults_table.h"
+#include "tests/test_support.h"
 
 namespace {
 
@@ -202,22 +203,7 @@ TEST(DecodeApiRunTimeDefaults, BetweenGridPointsTheTablesModelChoosesForTheShape
   ASSERT_NE(k, nullptr) << "the CI build has a bf16 group-4 contiguous kernel";
   mha::DefaultsTable t = one_entry_table(*k, 3);  // the model's entry at 8 units, 4,096 keys
   // One tile whose blocks are slow (5 us a tile): eight partitions beat one by far.
-  mha::TileModel m;
-  m.traits = k->traits;
-  m.kernel = k->name;
-  m.tile = mha::tile_id(k->traits);
-  m.family = mha::model_family(k->traits);
-  m.fixed_us = 3;
-  m.tile_us = 5;
-  m.blocks_per_sm = 2;
-  m.bandwidth_gbps = 4000;
-  m.reduce_us = 1;
-  m.splits = {1, 8};
-  m.rows = 6;
-  m.rms_rel_error = 0.05;
-  t.model.sm_count = 132;
-  t.model.peak_read_gbps = 4400;
-  t.model.tiles = {m};
+  t.model = mha::testing::slow_blocks_model(k->traits, k->name, {1, 8});
   const std::string path = write_table("decode_api_model.json", t);
   ASSERT_TRUE(mha::load_decode_defaults(path));
   mha::DecodeShape s;  // batch 1 x 8 KV heads, 5,000 keys: the entry is the nearest
@@ -258,24 +244,12 @@ TEST(DecodeApiRunTimeDefaults, AFamilyTheTableNeverMeasuredTakesTheNearestFitted
   mha::DefaultsTable t;
   t.gpu_name = "NVIDIA H200";
   t.sm_count = 132;
-  mha::TileModel m;
-  m.traits = bm8->traits;
-  m.traits.group = 8;
-  m.kernel = "decode_bf16_bf16_d128_g8_contig_null_" + mha::tile_id(bm8->traits);
-  m.tile = mha::tile_id(bm8->traits);
-  m.family = mha::model_family(m.traits);
-  m.fixed_us = 3;
-  m.tile_us = 5;  // slow blocks: eight partitions beat one by far
-  m.blocks_per_sm = 2;
-  m.bandwidth_gbps = 4000;
-  m.reduce_us = 1;
-  m.splits = {1, 8};
-  m.rows = 6;
-  m.rms_rel_error = 0.05;
-  t.model.sm_count = 132;
-  t.model.peak_read_gbps = 4400;
-  t.model.tiles = {m};
-  mha::DefaultsFamily other;  // an entry of another family only
+  mha::KernelTraits g8 = bm8->traits;
+  g8.group = 8;
+  t.model = mha::testing::slow_blocks_model(
+      g8, "decode_bf16_bf16_d128_g8_contig_null_" + mha::tile_id(g8), {1, 8});
+  const mha::TileModel m = t.model.tiles[0];  // a copy: the test clears the model below
+  mha::DefaultsFamily other;                  // an entry of another family only
   other.family = mha::family_name("bf16", 128, 8, "contig", "null", false);
   other.entries.push_back(
       {mha::half_octave(8), mha::half_octave(4096), false, m.kernel, 1, false, {}});

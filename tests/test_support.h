@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "api/time_model_choice.h"
 #include "registry/kernel_registry.h"
 
 namespace mha::testing {
@@ -44,6 +46,31 @@ inline KernelTraits llama_traits(const std::string& mask = "null") {
   t.mask = mask;
   t.bm = 16, t.bn = 64, t.bk = 32, t.wm = 16, t.wn = 16, t.threads = 128, t.stages = 4;
   return t;
+}
+
+// A time model of one fitted tile (`traits`, named `kernel`) whose blocks are slow, 5 us a key
+// tile on 3 us fixed, so that the widest of `splits` beats P 1 by far: what the tests of the
+// model's choice ask it.
+inline TimeModel slow_blocks_model(const KernelTraits& traits, const std::string& kernel,
+                                   std::set<int> splits) {
+  TileModel m;
+  m.traits = traits;
+  m.kernel = kernel;
+  m.tile = tile_id(traits);
+  m.family = model_family(traits);
+  m.fixed_us = 3;
+  m.tile_us = 5;
+  m.blocks_per_sm = 2;
+  m.bandwidth_gbps = 4000;
+  m.reduce_us = 1;
+  m.splits = std::move(splits);
+  m.rows = 6;
+  m.rms_rel_error = 0.05;
+  TimeModel model;
+  model.sm_count = 132;
+  model.peak_read_gbps = 4400;
+  model.tiles = {m};
+  return model;
 }
 
 }  // namespace mha::testing
