@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "api/time_model_choice.h"
 #include "reports/journal.h"
@@ -44,10 +45,11 @@ const ResultRow* chosen_row(const Report& r, const std::string& problem,
 
 // What the library runs for the shape on the baseline's build (its tiles: those the baseline
 // measured): the table's model's choice unless the entry is the shape's own measured bucket,
-// else the entry's tile, else the first of its alternatives the build has. False: the table
+// else the entry's tile, else the first of its alternatives the build has. None: the table
 // answers nothing for the shape (no entry of its family, and no model choice).
-bool library_choice(const Report& baseline, const DefaultsTable& table, const ResultRow& first,
-                    const DefaultsEntry* e, DefaultsAlternative* choice) {
+std::optional<DefaultsAlternative> library_choice(const Report& baseline,
+                                                  const DefaultsTable& table,
+                                                  const ResultRow& first, const DefaultsEntry* e) {
   const std::string& problem = first.problem.name;
   auto measured = [&](const std::string& tile) {
     for (const ResultRow& row : baseline.rows)
@@ -58,20 +60,12 @@ bool library_choice(const Report& baseline, const DefaultsTable& table, const Re
   query.ragged = is_ragged_batch(first.problem);  // as select prices it: lengths that differ
   const ModelChoice m = table_model_choice(
       table, e, query, first.problem, [&](const TileModel& t, int) { return measured(t.tile); });
-  if (m.tile) {
-    *choice = {m.tile->kernel, m.partitions};
-    return true;
-  }
-  if (e == nullptr) return false;
+  if (m.tile) return DefaultsAlternative{m.tile->kernel, m.partitions};
+  if (e == nullptr) return std::nullopt;
   const std::vector<DefaultsAlternative> choices = choices_of(*e);
-  *choice = choices.front();
-  for (const DefaultsAlternative& alternative : choices) {
-    if (measured(tile_of_kernel_name(alternative.kernel))) {
-      *choice = alternative;
-      break;
-    }
-  }
-  return true;
+  for (const DefaultsAlternative& choice : choices)
+    if (measured(tile_of_kernel_name(choice.kernel))) return choice;
+  return choices.front();
 }
 
 }  // namespace
@@ -82,9 +76,10 @@ std::vector<BestPair> judge_defaults(const Report& baseline, const Report& candi
   for (const ResultRow& row : baseline.rows) first_row.emplace(row.problem.name, &row);
   std::vector<BestPair> out;
   for (const auto& [problem, row] : first_row) {
-    DefaultsAlternative choice;
-    if (!library_choice(baseline, table, *row, lookup_defaults(table, query_of(*row)), &choice))
-      continue;
+    const std::optional<DefaultsAlternative> chosen =
+        library_choice(baseline, table, *row, lookup_defaults(table, query_of(*row)));
+    if (!chosen) continue;
+    const DefaultsAlternative& choice = *chosen;
     BestPair p;
     p.problem = problem;
     const ResultRow* b = chosen_row(baseline, problem, choice);
