@@ -9,7 +9,9 @@
 #      second FlashInfer from .whl/v072/, a FlashAttention-3 build from .whl/fa3_build.tar.gz),
 #   5. prints scripts/peers/side_by_side.py's table, also written to PREFIX_side_by_side.md.
 # Usage: scripts/bench_vs_peers.sh [PREFIX] [CONFIG]   (default: results/bench configs/suites/serving.json)
-# Extra peers.py arguments: MHA_PEERS_ARGS="--peers fi_tc,fi_xqa".
+# Extra peers.py arguments: MHA_PEERS_ARGS="--peers fi_tc,fi_xqa". MHA_BENCH_SECONDS=N bounds the
+# whole run: the peers get what the build, verification and sweep left (less 15 s for the table),
+# and those that find it spent are 'skipped' with that reason (peers.py --stop-after).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 prefix=${1:-results/bench}
@@ -29,9 +31,18 @@ tail -n 1 "${prefix}_verify.log"
 source scripts/peers/peer_wheels.sh install .whl
 # The peers take the sweep's own expansion of the suite (names, ranges, mixes): the same problems.
 "$build/mha-tune" sweep --config "$config" --dry-run --json > "${prefix}_plan.json"
+stop_after=()
+if [[ -n "${MHA_BENCH_SECONDS:-}" ]]; then
+  [[ "$MHA_BENCH_SECONDS" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "bench_vs_peers: MHA_BENCH_SECONDS=$MHA_BENCH_SECONDS is not a positive number" >&2; exit 2; }
+  left=$(( MHA_BENCH_SECONDS - SECONDS - 15 ))
+  (( left > 0 )) || { echo "bench_vs_peers: MHA_BENCH_SECONDS=$MHA_BENCH_SECONDS was spent" \
+                             "before the peers (${SECONDS} s)" >&2; exit 1; }
+  stop_after=(--stop-after "$left")
+fi
 # shellcheck disable=SC2086  # word splitting of user-given arguments is intended
 python3 scripts/peers/peers.py --plan "${prefix}_plan.json" --out "${prefix}_peers" \
-  ${MHA_FLASHINFER_SITE_ARGS:-} ${MHA_PEERS_ARGS:-}
+  "${stop_after[@]}" ${MHA_FLASHINFER_SITE_ARGS:-} ${MHA_PEERS_ARGS:-}
 python3 scripts/peers/side_by_side.py "${prefix}_ours.json" "${prefix}_peers.json" \
   "${prefix}_defaults.json" | tee "${prefix}_side_by_side.md"
 # A suite with uniform twins of its ragged batches (configs/suites/ragged.json): what raggedness costs.

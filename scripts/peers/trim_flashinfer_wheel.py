@@ -76,7 +76,9 @@ def fail(message, code=2):
 
 
 def probe_specs(root):
-    env = dict(os.environ, PYTHONPATH=str(root), FLASHINFER_WORKSPACE_BASE=str(root.parent / "ws"),
+    # The unpacked wheel first; torch and apache-tvm-ffi may come from the caller's PYTHONPATH.
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, PYTHONPATH=path, FLASHINFER_WORKSPACE_BASE=str(root.parent / "ws"),
                FLASHINFER_CUDA_ARCH_LIST="9.0")
     r = subprocess.run([sys.executable, "-c", SPEC_PROBE], capture_output=True, text=True, env=env)
     if r.returncode != 0:
