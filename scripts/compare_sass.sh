@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compiles the same decode-kernel instances from two kernel trees and compares their SASS:
+# Compiles the same decode-kernel instances from two kernel trees (folders named kernels/, as their
+# includes spell them) and compares their SASS:
 # identical, identical but for register numbers, or different (with instruction counts), so a
 # refactor of kernels/ can show it changed no machine code without a GPU.
 #   scripts/compare_sass.sh [--before-instances FILE] [--after-instances FILE] BEFORE_KERNELS_DIR
@@ -57,8 +58,8 @@ spelled "$before_file" before_instances
 spelled "$after_file" after_instances
 sass() {  # kernels dir, index, traits -> SASS text
   local src="$work/i$2_$(basename "$1").cu"
-  printf '#include "decode_launch.cuh"\nnamespace mha { cudaError_t f(const DecodeParams& p, cudaStream_t s) { return launch_decode<DecodeTraits<%s>>(p, s); } }\n' "$3" > "$src"
-  nvcc -I"$1" -O3 -DNDEBUG -arch=sm_90 --expt-relaxed-constexpr -std=c++17 -cubin -o "$src.cubin" "$src"
+  printf '#include "kernels/decode_launch.cuh"\nnamespace mha { cudaError_t f(const DecodeParams& p, cudaStream_t s) { return launch_decode<DecodeTraits<%s>>(p, s); } }\n' "$3" > "$src"
+  nvcc -I"$(dirname "$1")" -O3 -DNDEBUG -arch=sm_90 --expt-relaxed-constexpr -std=c++17 -cubin -o "$src.cubin" "$src"
   "$cuobjdump" -sass "$src.cubin" | grep -E '^\s+/\*[0-9a-f]{4}\*/'
 }
 normalise() { sed -E 's/\/\*[0-9a-f]{4}\*\/ *//; s/\/\* 0x[0-9a-f]+ \*\///; s/\bU?R[0-9]+\b/R/g; s/\bP[0-6]\b/P/g; s/ +/ /g'; }
