@@ -3,7 +3,8 @@
 serving_batches_qwen.json: every problem is one the config's own build computes (a family of its
 dtype, cache dtype, head dim, group, cache kind, mask and sink), the suites cover what they are
 for (batches 16 to 256 at 512 to 8,192 keys; pages of 16, 32 and 64; the named head shapes, bf16
-and e4m3; ragged mixes of 64 and 256), and they stay small (problems, and the distinct (page size, group, cache dtype) triples XQA compiles a module for).
+and e4m3; ragged mixes of 64 and 256), and they stay small (problems, and the distinct (page
+size, group, cache dtype) triples XQA compiles a module for).
 Read from the suites' own specs, which spell out every field they are checked on (a spec that
 leaves one to a default, or gives keys as anything but a list, fails here first): one problem per
 keys value, ragged where a spec names a length mix. The peers take the sweep's expansion of the
