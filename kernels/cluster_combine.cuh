@@ -11,6 +11,7 @@
 #include <cooperative_groups.h>
 #include <math.h>
 
+#include "kernels/block_rows.cuh"
 #include "kernels/decode_params.cuh"
 #include "kernels/decode_stages.cuh"
 #include "kernels/decode_traits.cuh"
@@ -23,7 +24,7 @@ namespace mha {
 
 template <class T>
 __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, const MergeArea<T>& m,
-                                                     const BlockWork& w, int head0, int rows,
+                                                     const BlockWork& w, const BlockRows& rows,
                                                      int tid) {
   namespace cg = cooperative_groups;
   using Out = typename T::Out;
@@ -31,7 +32,7 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
   // 1. This block's warp copies folded into copy 0: each output element by the one thread that
   // reads it (in place), then, once every thread has read the copies' statistics, each row's.
   if constexpr (T::kMergeCopies > 1) {
-    for (int i = tid; i < rows * kDepth; i += T::kThreads) {
+    for (int i = tid; i < rows.count * kDepth; i += T::kThreads) {
       const int row = i / kDepth, col = i % kDepth;
       SoftmaxMerge merged;
 #pragma unroll
@@ -44,7 +45,7 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
       m.o[row * kDepth + col] = merged.o;
     }
     __syncthreads();
-    if (tid < rows) {
+    if (tid < rows.count) {
       SoftmaxMerge merged;
 #pragma unroll
       for (int c = 0; c < T::kMergeCopies; ++c) merged.take_max(m.max[c * kBM + tid]);
@@ -65,7 +66,7 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
   // P blocks' (max, sum) of its row, then their outputs, and folds them with the sink once.
   const int parts = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
-  for (int i = rank * T::kThreads + tid; i < rows * kDepth; i += parts * T::kThreads) {
+  for (int i = rank * T::kThreads + tid; i < rows.count * kDepth; i += parts * T::kThreads) {
     const int row = i / kDepth, col = i % kDepth;
     float part_max[kMaxClusterPartitions], part_sum[kMaxClusterPartitions],
         part_out[kMaxClusterPartitions];
@@ -80,10 +81,10 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
 #pragma unroll
     for (int q = 0; q < kMaxClusterPartitions; ++q)
       if (q < parts) merged.take_max(part_max[q]);
-    const int head = head0 + row;
+    const QueryRow query = block_query_row<T>(rows, row);
     float sink = -INFINITY;
     if constexpr (T::kHasSink) {
-      sink = p.sink_logits[head] * kLog2e;
+      sink = p.sink_logits[query.head] * kLog2e;
       merged.take_max(sink);
       merged.start_sum_at_sink(sink);
     }
@@ -98,9 +99,9 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
       if constexpr (injected_fault<T>() == Fault::kSinkPerPartition && T::kHasSink)
         merged.l += sink_weight(sink, merged.m);
     }
-    static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =
+    static_cast<Out*>(p.out)[out_row_offset(p, w.b, query) + col] =
         ptx::from_float<Out>(merged.normalised());
-    if (col == 0) write_lse(p, w.b, head, merged.m, merged.l);
+    if (col == 0) write_lse<T::kMultiToken>(p, w.b, query, merged.m, merged.l);
   }
   phase::decode_cycle(p, phase::kCombinedCycle);
   // The other blocks may still be reading this block's rows: no block leaves before all have

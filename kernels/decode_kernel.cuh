@@ -14,6 +14,7 @@
 
 #include <type_traits>
 
+#include "kernels/block_rows.cuh"
 #include "kernels/cluster_combine.cuh"
 #include "kernels/decode_params.cuh"
 #include "kernels/decode_stages.cuh"
@@ -34,16 +35,13 @@ namespace mha {
 template <class T, bool kSlicedPages>
 __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned char* smem) {
   using Layout = DecodeSmemLayout<T>;
-  constexpr int kBM = T::kBM, kBN = T::kBN, kWN = T::kWN;
+  constexpr int kBN = T::kBN, kWN = T::kWN;
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int warp_m = warp / T::kWarpsN, warp_n = warp % T::kWarpsN;
   // With a plan the KV heads run along x, so the blocks launch item by item, longest first.
-  const int unit = p.work != nullptr ? blockIdx.x : blockIdx.y;
-  const int kv_head = unit / T::kBlocksPerKvHead;
-  const int row_block = unit % T::kBlocksPerKvHead;
-  const int head0 = kv_head * T::kGroup + row_block * kBM;
-  const int rows = min(kBM, T::kGroup - row_block * kBM);
+  const BlockRows rows = block_rows<T>(p, p.work != nullptr ? blockIdx.x : blockIdx.y);
+  const int kv_head = rows.kv_head;
 
   BlockWork w;
   if (!block_work<T>(p, w)) {  // past this step's plan
@@ -61,7 +59,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   KvPipeline<T, kSlicedPages> kv(p, w.b, smem, tid, kv_head, warp_m, warp_n, lane);
   kv.prologue_start(p, w);
   const int seq_len = kFirstTileEarly ? sequence_length(p, w) : w.n;
-  const QChunks<T> q = load_q<T>(p, w.b, head0, rows, tid);
+  const QChunks<T> q = load_q<T>(p, w.b, rows, tid);
   kv.prologue_with_length(p, w, seq_len);
   // Heads on the MMA rows (decode_stages.cuh) or, for WM = 8, on its columns
   // (decode_stages_columns.cuh): the Q fragments and the running softmax state.
@@ -72,6 +70,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   kv.prologue_after_q(p, w, seq_len);
   const int num_tiles = block_tiles_read<T>(w);
   kv.prologue_end(p, w, num_tiles);
+  const KeyBounds keys = key_bounds<T>(p, rows, w.key_lo, w.n);
 
   // Key loop: each landed tile folds into the softmax state while the pipeline refills the stage
   // the previous tile freed.
@@ -83,7 +82,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     const auto tile = kv.landed_tile(warp_key0, tid);
     const int tile_key0 = block_tile<T>(p, w, it) * kBN;
 
-    math.fold(smem, tile.k, tile.v, tile_key0 + warp_key0, warp_key0, w, scaling, warp_m, warp_n,
+    math.fold(smem, tile.k, tile.v, tile_key0 + warp_key0, warp_key0, keys, scaling, warp_m, warp_n,
               lane);
   }
 
@@ -103,11 +102,11 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   // A cluster launch (the launcher sets cluster_combine only for one: 2..8 fixed partitions)
   // combines the partitions through distributed shared memory and writes the output.
   if (p.cluster_combine) {
-    cluster_combine_rows<T>(p, merge, w, head0, rows, tid);
+    cluster_combine_rows<T>(p, merge, w, rows, tid);
     phase::decode_exit(p);
     return;
   }
-  write_rows<T>(p, merge, w, head0, rows, tid);
+  write_rows<T>(p, merge, w, rows, tid);
 
   // Fused reduce: the last partition of these rows to finish combines all of them, which saves
   // the second launch. The barrier gathers the block's partial writes and one thread publishes
@@ -126,8 +125,9 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
     }
     // The drained pipeline buffers hold the combine's scratch; the launcher falls back to the
     // separate reduce when they are too small for this partition count.
-    fused_combine_rows<typename T::Out, T::kHasSink, injected_fault<T>()>(
-        p, w.b, head0, rows, T::kDepth, reinterpret_cast<float*>(smem + Layout::kPipeline));
+    fused_combine_rows<typename T::Out, T::kHasSink, injected_fault<T>(), T::kMultiToken>(
+        p, w.b, rows.first, rows.count, [&](int r) { return block_query_row<T>(rows, r); },
+        T::kDepth, reinterpret_cast<float*>(smem + Layout::kPipeline));
     if (tid == 0) *counter = 0;  // ready for the next step (graph replays reuse the counters)
   }
   phase::decode_exit(p);

@@ -22,7 +22,9 @@ namespace mha {
 template <class T>
 cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   const bool planned = p.work != nullptr;
-  if (p.heads != p.kv_heads * T::kGroup || p.partitions < 1 || p.batch < 1 ||
+  // Single-token instances compute one query token; multi-token ones any count from 1.
+  const bool tokens_ok = T::kMultiToken ? p.q_len >= 1 : p.q_len == 1;
+  if (p.heads != p.kv_heads * T::kGroup || p.partitions < 1 || p.batch < 1 || !tokens_ok ||
       (planned && (p.work_count == nullptr || p.seq_splits == nullptr || p.work_capacity < 1))) {
     return cudaErrorInvalidValue;
   }
@@ -46,7 +48,7 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   constexpr int kScratchFloats = DecodeSmemLayout<T>::kQ / 4;
   if (planned || fused_combine_scratch_floats(T::kBM, p.partitions) > kScratchFloats)
     args.split_counters = nullptr;
-  const DecodeGrid shape = decode_grid(p, T::kBlocksPerKvHead);
+  const DecodeGrid shape = decode_grid(p, blocks_per_kv_head<T>(p.q_len));
   const dim3 grid(shape.x, shape.y, shape.z);
   args.cluster_combine = !planned && cluster_combines(p.cluster_combine, p.partitions);
   if (args.cluster_combine) {
@@ -72,7 +74,7 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   if (err != cudaSuccess || (!planned && p.partitions == 1) || args.split_counters != nullptr)
     return err;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(p.heads, p.batch);
+  config.gridDim = dim3(p.heads * p.q_len, p.batch);  // one block per query row
   config.blockDim = dim3(reduce_threads(T::kDepth));
   config.dynamicSmemBytes =
       combine_scratch_floats(reduce_threads(T::kDepth), T::kDepth) * sizeof(float);
@@ -84,7 +86,7 @@ cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   config.numAttrs = p.programmatic_reduce ? 1 : 0;
   return cudaLaunchKernelEx(&config,
                             splitk_reduce_kernel<typename T::Out, T::kHasSink, injected_fault<T>(),
-                                                 reduce_threads(T::kDepth)>,
+                                                 T::kMultiToken, reduce_threads(T::kDepth)>,
                             args, static_cast<int>(T::kDepth));
 }
 

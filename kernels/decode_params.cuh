@@ -14,24 +14,28 @@ struct alignas(16) WorkItem {
   int seq, tile_begin, tile_end, chunk;
   int chunks, seq_len, first_partial, unused = 0;
 };
-// Where the chunks of one sequence write their partials: for query head h and chunk c,
-// partial row first_partial * heads + h * chunks + c. A sequence of one chunk writes its output
-// directly and the reduce skips it.
+// Where the chunks of one sequence write their partials: for query row r (query_row below) and
+// chunk c, partial row first_partial * heads * q_len + r * chunks + c. A sequence of one chunk
+// writes its output directly and the reduce skips it.
 struct SeqSplit {
   int first_partial, chunks;
 };
 
 // Layouts (row-major, innermost last):
-//   q, out:        [batch][heads][depth]
+//   q, out:        [batch][q_len][heads][depth]; token t of q_len is at position n - q_len + t
 //   contiguous KV: [batch][max_keys][kv_heads][depth], sequence b holds seq_lens[b] keys
 //   paged KV:      [num_pages][page_size][kv_heads][depth] (paged_hnd: [num_pages][kv_heads]
 //                  [page_size][depth]), key j of sequence b lives in page
 //                  page_table[b * max_pages_per_seq + j / page_size] at slot j % page_size
 //   partials:      partial_out [partial row][depth] (normalised by its own sum), partial_max /
 //                  partial_sum [partial row]; the max is in log2 units (score * log2 e) on both
-//                  the writing and the reducing side. Each (sequence, head) owns `chunks`
-//                  consecutive rows: with fixed partitions row (b * heads + h) * partitions + c,
-//                  with a plan as SeqSplit says.
+//                  the writing and the reducing side. Each (sequence, query row r) owns
+//                  `chunks` consecutive rows: with fixed partitions row
+//                  (b * heads * q_len + r) * partitions + c, with a plan as SeqSplit says.
+//   lse:           [batch][q_len][heads]
+// A sequence's query rows are its heads x q_len (token, head) pairs, numbered KV head first, then
+// token, then the head within the group: r = (kv_head * q_len + t) * group + g. So the rows of one
+// KV head are consecutive, and a block of them reads that head's K/V once for all its tokens.
 // Partitions a cluster combine takes (DecodeParams::cluster_combine): the portable cluster size.
 constexpr int kMaxClusterPartitions = 8;
 
@@ -58,7 +62,7 @@ struct DecodeParams {
   float* partial_sum = nullptr;
   // With partitions > 1: one zeroed counter per (sequence, block row) fuses the reduce into the
   // decode kernel (left at zero after each step); null launches the separate reduce pass.
-  unsigned* split_counters = nullptr;  // [batch][heads] (enough for any BM)
+  unsigned* split_counters = nullptr;  // [batch][heads * q_len] (enough for any BM)
   // With partitions > 1 and no split counters: launch the separate reduce with programmatic
   // dependent launch, so its launch overlaps the decode kernel's tail.
   bool programmatic_reduce = false;
@@ -96,10 +100,10 @@ struct DecodeParams {
   // cache is a K and a V view with kv_seq_stride twice a page's elements, no copy.
   long long q_seq_stride = 0, out_seq_stride = 0, kv_seq_stride = 0;
   int q_head_stride = 0, out_head_stride = 0, kv_key_stride = 0, kv_head_stride = 0;
-  // Optional [batch][heads] output: each row's log-sum-exp, ln sum_j exp(score_j) over its visible
-  // keys (scores scaled and capped, the sink counted; -inf for no visible key), as cascade and
-  // context-parallel merges combine partial attentions. Null: not written. The fused reduce (the
-  // sweep's --reduce fused) never writes it: its combine stays as small as it is for the key
+  // Optional [batch][q_len][heads] output: each row's log-sum-exp, ln sum_j exp(score_j) over its
+  // visible keys (scores scaled and capped, the sink counted; -inf for no visible key), as cascade
+  // and context-parallel merges combine partial attentions. Null: not written. The fused reduce
+  // (the sweep's --reduce fused) never writes it: its combine stays as small as it is for the key
   // loop's registers (splitk_reduce.cuh), and the library runs the separate one.
   float* lse = nullptr;
   // Phase stamps (phase_clock.cuh), read only by builds with MHA_PHASE_CLOCK: the decode grid's
@@ -108,6 +112,11 @@ struct DecodeParams {
   unsigned long long* phase_decode = nullptr;
   unsigned long long* phase_reduce = nullptr;
   long long phase_decode_blocks = 0;
+  // Query tokens per sequence (speculative verify steps: 2..8 drafts): token t sits at position
+  // n - q_len + t and its mask is taken there (masks.cuh). Single-token instances take 1 only.
+  int q_len = 1;
+  // Between a sequence's tokens, in q and out; 0 keeps the packed layout (fill_row_strides).
+  long long q_token_stride = 0, out_token_stride = 0;
 };
 
 // The decode grid of one step: (partitions, KV heads x row blocks, batch), or with a plan (KV heads
@@ -123,21 +132,47 @@ inline DecodeGrid decode_grid(const DecodeParams& p, int blocks_per_kv_head) {
                            : DecodeGrid{p.partitions, row_blocks, p.batch};
 }
 
-// Element offsets of (sequence b, head h)'s q and output rows (strides filled: fill_row_strides).
-__host__ __device__ inline long long q_row_offset(const DecodeParams& p, int b, int head) {
-  return b * p.q_seq_stride + static_cast<long long>(head) * p.q_head_stride;
+// One query row of a sequence: its token (0 .. q_len - 1) and head.
+struct QueryRow {
+  int token, head;
+};
+// Query tokens per sequence as an instance sees them: a single-token one (the launcher checks
+// q_len is 1) holds the constant 1, so its row arithmetic folds to the one-token layout.
+template <bool kMultiToken>
+__host__ __device__ inline int query_tokens(const DecodeParams& p) {
+  return kMultiToken ? p.q_len : 1;
 }
-__host__ __device__ inline long long out_row_offset(const DecodeParams& p, int b, int head) {
-  return b * p.out_seq_stride + static_cast<long long>(head) * p.out_head_stride;
+
+// Sequence-local query row r (numbered KV head first, then token, then head in the group).
+template <bool kMultiToken>
+__host__ __device__ inline QueryRow query_row(const DecodeParams& p, int r) {
+  if constexpr (!kMultiToken) return {0, r};
+  const int group = p.heads / p.kv_heads, per_kv_head = group * p.q_len;
+  const int kv_head = r / per_kv_head, local = r % per_kv_head;
+  return {local / group, kv_head * group + local % group};
+}
+
+// Element offsets of (sequence b, query row)'s q and output rows (strides filled:
+// fill_row_strides).
+__host__ __device__ inline long long q_row_offset(const DecodeParams& p, int b, QueryRow row) {
+  return b * p.q_seq_stride + row.token * p.q_token_stride +
+         static_cast<long long>(row.head) * p.q_head_stride;
+}
+__host__ __device__ inline long long out_row_offset(const DecodeParams& p, int b, QueryRow row) {
+  return b * p.out_seq_stride + row.token * p.out_token_stride +
+         static_cast<long long>(row.head) * p.out_head_stride;
 }
 // The packed layout's q and out strides where the caller left 0 (launch_decode, before every
 // launch; the cache's are the operand's, kv_operand.cuh). Filled on the host, the kernels hold
 // them as parameters and select nothing.
 inline void fill_row_strides(DecodeParams& p, int depth) {
   if (p.q_head_stride == 0) p.q_head_stride = depth;
-  if (p.q_seq_stride == 0) p.q_seq_stride = static_cast<long long>(p.heads) * p.q_head_stride;
+  if (p.q_token_stride == 0) p.q_token_stride = static_cast<long long>(p.heads) * p.q_head_stride;
+  if (p.q_seq_stride == 0) p.q_seq_stride = p.q_len * p.q_token_stride;
   if (p.out_head_stride == 0) p.out_head_stride = depth;
-  if (p.out_seq_stride == 0) p.out_seq_stride = static_cast<long long>(p.heads) * p.out_head_stride;
+  if (p.out_token_stride == 0)
+    p.out_token_stride = static_cast<long long>(p.heads) * p.out_head_stride;
+  if (p.out_seq_stride == 0) p.out_seq_stride = p.q_len * p.out_token_stride;
 }
 
 inline void set_page_size(DecodeParams& p, int page_size) {

@@ -19,6 +19,7 @@
 
 #include <math.h>
 
+#include "kernels/block_rows.cuh"
 #include "kernels/decode_params.cuh"
 #include "kernels/decode_traits.cuh"
 #include "kernels/fault_injection.cuh"
@@ -66,8 +67,9 @@ __device__ __forceinline__ int fp8_swizzled_bytes(int r, int c) {
 }
 
 // This block's key tiles of sequence b: num_tiles tiles, first_tile and then the run run_begin,
-// run_begin + 1, ...; chunk `part` of `chunks`, n keys of which [key_lo, n) are visible; head h's
-// partial for this chunk is row partial_base + h * chunks + part.
+// run_begin + 1, ...; chunk `part` of `chunks`, n keys of which [key_lo, n) are visible to some
+// token; sequence-local query row r's partial for this chunk is row partial_base + r * chunks +
+// part.
 struct BlockWork {
   int b, part, chunks, first_tile, run_begin, num_tiles, n, key_lo;
   long long partial_base;
@@ -129,14 +131,16 @@ __device__ __forceinline__ bool block_work(const DecodeParams& p, BlockWork& w) 
     w.run_begin = item.tile_begin + 1;
     w.num_tiles = item.tile_end - item.tile_begin;
     w.n = item.seq_len;
-    w.key_lo = T::Mask::visible_begin(w.n, p);
-    w.partial_base = static_cast<long long>(item.first_partial) * p.heads;
+    w.key_lo = visible_begin<typename T::Mask>(w.n, p);
+    w.partial_base =
+        static_cast<long long>(item.first_partial) * p.heads * query_tokens<T::kMultiToken>(p);
   } else {
     w.b = blockIdx.z;
     w.part = blockIdx.x;
     w.chunks = p.partitions;
     if constexpr (first_tile_before_length<T>()) w.first_tile = w.part;  // visible from key 0
-    w.partial_base = static_cast<long long>(w.b) * p.heads * w.chunks;
+    w.partial_base =
+        static_cast<long long>(w.b) * p.heads * query_tokens<T::kMultiToken>(p) * w.chunks;
   }
   return true;
 }
@@ -152,7 +156,7 @@ template <class T>
 __device__ __forceinline__ void block_length(const DecodeParams& p, BlockWork& w, int n) {
   if (p.work != nullptr) return;
   w.n = n;
-  w.key_lo = T::Mask::visible_begin(w.n, p);
+  w.key_lo = visible_begin<typename T::Mask>(w.n, p);
   const int tile_lo = w.key_lo / T::kBN;
   const int tile_count = max(0, (w.n + T::kBN - 1) / T::kBN - tile_lo);
   const PartitionTiles own = first_tile_before_length<T>()
@@ -177,19 +181,24 @@ struct QChunks {
 // Every load before any store: as a loop over i += threads, ptxas stored the first chunk before
 // loading the next, two round trips for BM 16 (SASS), on the ramp of every step.
 template <class T>
-__device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, int head0, int rows,
+__device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, const BlockRows& rows,
                                              int tid) {
   using Q = typename T::Elem;
   constexpr int kCpr = T::kChunksPerRow;
-  const Q* q_g = static_cast<const Q*>(p.q) + q_row_offset(p, b, head0);
+  const Q* q_seq = static_cast<const Q*>(p.q);
+  const Q* q_g = q_seq + q_row_offset(p, b, block_query_row<T>(rows, 0));
   const int head_stride = p.q_head_stride;
   QChunks<T> q;
 #pragma unroll
   for (int k = 0; k < QChunks<T>::kPerThread; ++k) {
     const int i = tid + k * T::kThreads, r = i / kCpr, c = i % kCpr;
     q.loaded[k] = make_uint4(0, 0, 0, 0);
-    if (i < QChunks<T>::kChunks && r < rows)
-      q.loaded[k] = *reinterpret_cast<const uint4*>(q_g + r * head_stride + c * 8);
+    if (i < QChunks<T>::kChunks && r < rows.count) {
+      // One token's rows are consecutive heads; several tokens' rows step across tokens too.
+      const Q* row = T::kMultiToken ? q_seq + q_row_offset(p, b, block_query_row<T>(rows, r))
+                                    : q_g + r * head_stride;
+      q.loaded[k] = *reinterpret_cast<const uint4*>(row + c * 8);
+    }
   }
   return q;
 }
@@ -299,23 +308,23 @@ struct ScoreScaling {
   float mul_in, mul_out;
 };
 
-// One score of a key, scaled into log2 units and, with kCheckKeys, hidden (-inf) for a key
-// outside [key_lo, n): without soft-capping s * mul_in, with it mul_out * tanh(s * mul_in). Both
-// MMA orientations' masks, element by element.
+// One score of block row `row`'s key, scaled into log2 units and, with kCheckKeys, hidden (-inf)
+// for a key the row does not see (row_sees_key): without soft-capping s * mul_in, with it
+// mul_out * tanh(s * mul_in). Both MMA orientations' masks, element by element.
 template <class T, bool kCheckKeys>
-__device__ __forceinline__ float scaled_score(float s, int key, int key_lo, int n,
+__device__ __forceinline__ float scaled_score(float s, int key, int row, const KeyBounds& keys,
                                               const ScoreScaling& scaling) {
   const float x = T::kSoftCap ? scaling.mul_out * tanhf(s * scaling.mul_in) : s * scaling.mul_in;
-  return !kCheckKeys || (key >= key_lo && key < n) ? x : -INFINITY;
+  return !kCheckKeys || row_sees_key<T>(keys, row, key) ? x : -INFINITY;
 }
 
-// Scale into log2 units and, with kCheckKeys, hide keys outside [key_lo, n) (scaled_score): a
-// score's key is its accumulator column (ScoreScaling says which values give score * log2 e,
-// capped or not).
+// Scale into log2 units and, with kCheckKeys, hide keys a row does not see (scaled_score): a
+// score's key is its accumulator column, its block row the accumulator row (ScoreScaling says
+// which values give score * log2 e, capped or not).
 template <class T, bool kCheckKeys>
 __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8][4], int first_key,
-                                             int lane, int key_lo, int n, float mul_in,
-                                             float mul_out) {
+                                             int first_row, int lane, const KeyBounds& keys,
+                                             float mul_in, float mul_out) {
 #pragma unroll
   for (int mt = 0; mt < T::kWM / 16; ++mt)
 #pragma unroll
@@ -323,7 +332,8 @@ __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8]
 #pragma unroll
       for (int e = 0; e < (T::kUpperRowsPadding ? 2 : 4); ++e) {
         const int key = MmaAccumulator::col(first_key + nt * 8, lane, e);
-        s[mt][nt][e] = scaled_score<T, kCheckKeys>(s[mt][nt][e], key, key_lo, n, {mul_in, mul_out});
+        const int row = MmaAccumulator::row(first_row + mt * 16, lane, e);
+        s[mt][nt][e] = scaled_score<T, kCheckKeys>(s[mt][nt][e], key, row, keys, {mul_in, mul_out});
       }
 }
 
@@ -333,13 +343,14 @@ __device__ __forceinline__ void scale_scores(float (&s)[T::kWM / 16][T::kWN / 8]
 // (SASS). The test is the same for the whole warp, so the branch does not diverge.
 template <class T>
 __device__ __forceinline__ void mask_and_tile_max(float (&s)[T::kWM / 16][T::kWN / 8][4],
-                                                  int first_key, int lane, int key_lo, int n,
-                                                  float mul_in, float mul_out,
+                                                  int first_key, int first_row, int lane,
+                                                  const KeyBounds& keys, float mul_in,
+                                                  float mul_out,
                                                   float (&tile_max)[T::kWM / 16][2]) {
-  if (first_key >= key_lo && first_key + T::kWN <= n)
-    scale_scores<T, false>(s, first_key, lane, key_lo, n, mul_in, mul_out);
+  if (first_key >= keys.all_lo && first_key + T::kWN <= keys.all_end)
+    scale_scores<T, false>(s, first_key, first_row, lane, keys, mul_in, mul_out);
   else
-    scale_scores<T, true>(s, first_key, lane, key_lo, n, mul_in, mul_out);
+    scale_scores<T, true>(s, first_key, first_row, lane, keys, mul_in, mul_out);
 #pragma unroll
   for (int mt = 0; mt < T::kWM / 16; ++mt) {
     tile_max[mt][0] = tile_max[mt][1] = -INFINITY;
@@ -660,10 +671,10 @@ __device__ __forceinline__ void write_merge_area(const MergeArea<T>& m, const Ro
 // is in this block: the sink counted once) or write this chunk's partial.
 template <class T>
 __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeArea<T>& m,
-                                           const BlockWork& w, int head0, int rows, int tid) {
+                                           const BlockWork& w, const BlockRows& rows, int tid) {
   using Out = typename T::Out;
   constexpr int kBM = T::kBM, kDepth = T::kDepth;
-  for (int i = tid; i < rows * kDepth; i += T::kThreads) {
+  for (int i = tid; i < rows.count * kDepth; i += T::kThreads) {
     const int row = i / kDepth, col = i % kDepth;
     SoftmaxMerge merged;
 #pragma unroll
@@ -674,16 +685,17 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
       merged.add_sum(wt, m.sum[c * kBM + row]);
       merged.add_output(wt, m.o[(c * kBM + row) * kDepth + col]);
     }
-    const int head = head0 + row;
+    const QueryRow query = block_query_row<T>(rows, row);
     if (w.chunks == 1) {
-      if constexpr (T::kHasSink) merged.add_sink(p.sink_logits[head] * kLog2e);
-      static_cast<Out*>(p.out)[out_row_offset(p, w.b, head) + col] =
+      if constexpr (T::kHasSink) merged.add_sink(p.sink_logits[query.head] * kLog2e);
+      static_cast<Out*>(p.out)[out_row_offset(p, w.b, query) + col] =
           ptx::from_float<Out>(merged.normalised());
-      if (col == 0) write_lse(p, w.b, head, merged.m, merged.l);
+      if (col == 0) write_lse<T::kMultiToken>(p, w.b, query, merged.m, merged.l);
     } else {
       if constexpr (injected_fault<T>() == Fault::kSinkPerPartition && T::kHasSink)
-        merged.add_sink(p.sink_logits[head] * kLog2e);
-      const long long idx = w.partial_base + static_cast<long long>(head) * w.chunks + w.part;
+        merged.add_sink(p.sink_logits[query.head] * kLog2e);
+      const long long idx =
+          w.partial_base + static_cast<long long>(rows.first + row) * w.chunks + w.part;
       p.partial_out[idx * kDepth + col] = merged.normalised();
       if (col == 0) {
         p.partial_max[idx] = merged.m;
@@ -716,13 +728,13 @@ struct RowsMath {
 
   // One landed tile: scores, mask and tile max, then the online-softmax fold and P·V.
   __device__ __forceinline__ void fold(unsigned char* smem, const Elem* k_s, const Elem* v_s,
-                                       int first_key, int warp_key0, const BlockWork& w,
+                                       int first_key, int warp_key0, const KeyBounds& keys,
                                        const ScoreScaling& scaling, int warp_m, int warp_n,
                                        int lane) {
     float s[T::kWM / 16][T::kWN / 8][4];
     score_tile<T>(q_frag, k_s, warp_key0, lane, s);
     float tile_max[T::kWM / 16][2];
-    mask_and_tile_max<T>(s, first_key, lane, w.key_lo, w.n, scaling.mul_in, scaling.mul_out,
+    mask_and_tile_max<T>(s, first_key, warp_m * T::kWM, lane, keys, scaling.mul_in, scaling.mul_out,
                          tile_max);
     if constexpr (T::kWarpSplitK)
       fold_tile_warp_split_k<T>(s, tile_max, v_s, warp_key0, lane, st);

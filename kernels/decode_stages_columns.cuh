@@ -16,7 +16,8 @@
 // columns) lane/4 and lane/4 + 8, so the softmax reduces over keys across the lanes of equal
 // lane%4 (xor 4, 8, 16) and each thread's 2·C heads keep their own (max, sum).
 // Heads past the group (BM > group) read zero Q rows (load_q): their state is finite and the
-// epilogue never writes them (`rows`).
+// epilogue never writes them (`rows`). With several query tokens the columns are the block's
+// (token, head) rows (block_rows.cuh), masked row by row.
 // fp8 caches (T::kFp8InRegisters): ldmatrix reads the fp8 stage (16 keys × 32 depth bytes per
 // x4) and the fragments become fp16 in registers; the depth order inside a 16-wide slab is
 // permuted for the scores and the output rows (score_tile_fp8, output_tile_fp8).
@@ -256,10 +257,12 @@ struct ColumnsMath {
   }
 
   // Score element e of key block kt, column tile c is key first_key + kt·16 + lane/4 + 8·(e/2),
-  // head c·8 + 2·(lane%4) + e%2: scale into log2 units and, with kCheckKeys, hide invisible keys.
+  // head c·8 + 2·(lane%4) + e%2: scale into log2 units and, with kCheckKeys, hide the keys a
+  // head's row does not see.
   template <bool kCheckKeys>
   __device__ __forceinline__ static void scale_scores(float (&s)[kKeyTiles][kColTiles][4],
-                                                      int first_key, int lane, int key_lo, int n,
+                                                      int first_key, int lane,
+                                                      const KeyBounds& keys,
                                                       const ScoreScaling& scaling) {
 #pragma unroll
     for (int kt = 0; kt < kKeyTiles; ++kt)
@@ -268,20 +271,22 @@ struct ColumnsMath {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = MmaAccumulator::row(first_key + kt * 16, lane, e);
-          s[kt][c][e] = scaled_score<T, kCheckKeys>(s[kt][c][e], key, key_lo, n, scaling);
+          const int row = MmaAccumulator::col(c * 8, lane, e);
+          s[kt][c][e] = scaled_score<T, kCheckKeys>(s[kt][c][e], key, row, keys, scaling);
         }
   }
 
   // Scale and hide, then each head's tile max over the warp. A warp whose keys are all visible
   // skips the per-key test, as the rows math does (mask_and_tile_max in decode_stages.cuh).
   __device__ __forceinline__ static void mask_and_tile_max(float (&s)[kKeyTiles][kColTiles][4],
-                                                           int first_key, int lane, int key_lo,
-                                                           int n, const ScoreScaling& scaling,
+                                                           int first_key, int lane,
+                                                           const KeyBounds& keys,
+                                                           const ScoreScaling& scaling,
                                                            float (&tile_max)[kColTiles][2]) {
-    if (first_key >= key_lo && first_key + kKeyTiles * 16 <= n)
-      scale_scores<false>(s, first_key, lane, key_lo, n, scaling);
+    if (first_key >= keys.all_lo && first_key + kKeyTiles * 16 <= keys.all_end)
+      scale_scores<false>(s, first_key, lane, keys, scaling);
     else
-      scale_scores<true>(s, first_key, lane, key_lo, n, scaling);
+      scale_scores<true>(s, first_key, lane, keys, scaling);
 #pragma unroll
     for (int c = 0; c < kColTiles; ++c) tile_max[c][0] = tile_max[c][1] = -INFINITY;
 #pragma unroll
@@ -302,7 +307,7 @@ struct ColumnsMath {
 
   // One landed tile: Sᵀ, mask, the online-softmax update of each head, then Oᵀ += Vᵀ·Pᵀ.
   __device__ __forceinline__ void fold(unsigned char* /*smem*/, const Elem* k_s, const Elem* v_s,
-                                       int first_key, int warp_key0, const BlockWork& w,
+                                       int first_key, int warp_key0, const KeyBounds& keys,
                                        const ScoreScaling& scaling, int /*warp_m*/, int /*warp_n*/,
                                        int lane) {
     float s[kKeyTiles][kColTiles][4];
@@ -311,7 +316,7 @@ struct ColumnsMath {
     else
       score_tile(k_s, warp_key0, lane, s);
     float tile_max[kColTiles][2];
-    mask_and_tile_max(s, first_key, lane, w.key_lo, w.n, scaling, tile_max);
+    mask_and_tile_max(s, first_key, lane, keys, scaling, tile_max);
     // Lazy rescaling: the heads' reference maxima move only when one of them falls behind.
     if (warp_moves_max<2>(head_max, tile_max)) {
       float alpha[kColTiles][2];

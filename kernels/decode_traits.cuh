@@ -37,9 +37,10 @@ struct DtypeName<__nv_fp8_e5m2> {
 };
 
 // What an instance computes: dtypes, head depth, group, cache layout, mask and the optional
-// features (a sink, an fp8 cache, soft-capping).
+// features (a sink, an fp8 cache, soft-capping, several query tokens per sequence).
 template <typename Elem_, typename Out_, int kDepth_, int kGroup_, class KvOperand_, class Mask_,
-          bool kHasSink_, typename KvElem_ = Elem_, bool kSoftCap_ = false>
+          bool kHasSink_, typename KvElem_ = Elem_, bool kSoftCap_ = false,
+          bool kMultiToken_ = false>
 struct DecodeFeatures {
   using Elem = Elem_;      // q, and K/V as the tensor cores read them
   using KvElem = KvElem_;  // K/V as the cache stores them: Elem, or fp8 converted on chip
@@ -55,6 +56,10 @@ struct DecodeFeatures {
   // Gemma-2 logit soft-capping, cap * tanh(s / cap), with the cap a runtime value.
   static constexpr bool kSoftCap = kSoftCap_;
   static constexpr bool kKvFp8 = sizeof(KvElem) == 1;
+  // Several query tokens per sequence (DecodeParams::q_len, any count from 1): a KV head's
+  // group x q_len rows share the block's MMA rows, so K/V are read once for all tokens.
+  // Single-token instances keep the row mapping and masks constant (q_len must be 1).
+  static constexpr bool kMultiToken = kMultiToken_;
 };
 
 // How an instance computes it: the block and warp tiles, threads, pipeline stages and whether the
@@ -100,10 +105,14 @@ struct DecodeTraits : Features, Tile {
   static constexpr int kWarpsN = kBN / kWN;
   // Without warp split-K the P·V product splits the depth across the warps of a row band.
   static constexpr int kPvCols = kWarpSplitK ? kDepth : kDepth / kWarpsN;
+  using Features::kMultiToken;
+  // Row blocks per KV head for one query token (blocks_per_kv_head: for q_len of them).
   static constexpr int kBlocksPerKvHead = (kGroup + kBM - 1) / kBM;
-  // One 16-row block holding a group of at most 8: rows 8..15 of the MMA tile (each thread's
-  // second row, lane / 4 + 8) are padding in every block, so their softmax is never computed.
-  static constexpr bool kUpperRowsPadding = !kHeadsAsColumns && kBM == 16 && kGroup <= 8;
+  // One 16-row block holding a group of at most 8 and one token: rows 8..15 of the MMA tile
+  // (each thread's second row, lane / 4 + 8) are padding in every block, so their softmax is
+  // never computed.
+  static constexpr bool kUpperRowsPadding =
+      !kHeadsAsColumns && kBM == 16 && kGroup <= 8 && !kMultiToken;
 
   static constexpr int kElemBytes = 2;
   static constexpr int kChunksPerRow = kDepth * kElemBytes / 16;  // 16-byte chunks of an Elem row
@@ -159,5 +168,12 @@ struct DecodeTraits : Features, Tile {
   static_assert(kThreads % (kDepth / 4) == 0,
                 "threads: a multiple of depth / 4 (the combine's float4 columns)");
 };
+
+// Row blocks per KV head: its group x q_len query rows in blocks of BM.
+template <class T>
+__host__ __device__ inline int blocks_per_kv_head(int q_len) {
+  if constexpr (!T::kMultiToken) return T::kBlocksPerKvHead;
+  return (T::kGroup * q_len + T::kBM - 1) / T::kBM;
+}
 
 }  // namespace mha

@@ -112,10 +112,12 @@ constexpr float kLn2 = 0.6931471805599453f;
 
 // A row's finished state as the optional log-sum-exp output (DecodeParams::lse): with l relative
 // to any reference m (lazy rescaling's included), ln sum_j e^score_j = ln 2 · (m + log2 l).
-__host__ __device__ inline void write_lse(const DecodeParams& p, int b, int head, float m,
+template <bool kMultiToken>
+__host__ __device__ inline void write_lse(const DecodeParams& p, int b, QueryRow row, float m,
                                           float l) {
   if (p.lse != nullptr)
-    p.lse[static_cast<long long>(b) * p.heads + head] = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+    p.lse[(static_cast<long long>(b) * query_tokens<kMultiToken>(p) + row.token) * p.heads +
+          row.head] = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
 }
 
 }  // namespace mha

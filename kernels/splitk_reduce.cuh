@@ -93,10 +93,10 @@ __device__ __forceinline__ void fold_partials(const DecodeParams& p, const float
 // the slices meet once in shared memory, merged as every combine merges (SoftmaxMerge). So a small
 // P costs one batch, and a large P adds one per kWideLoadBatch x slices partitions, with no
 // block-wide reduction before the loads. blockDim.x must be a multiple of depth / 4.
-template <typename Out, bool kHasSink, Fault kFault>
+template <typename Out, bool kHasSink, Fault kFault, bool kMultiToken>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int b,
-                                   int head, int depth, float* scratch) {
-  const long long out_at = out_row_offset(p, b, head);
+                                   QueryRow row, int depth, float* scratch) {
+  const long long out_at = out_row_offset(p, b, row);
   // The one deliberate test fault here: weights in natural-exp units against log2 maxima.
   auto scale_to = [](float m_from, float m_to) {
     if constexpr (kFault == Fault::kReduceNaturalExp) return expf(m_from - exp_base(m_to));
@@ -126,7 +126,7 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
     }
   }
   __syncthreads();
-  const float sink = kHasSink ? p.sink_logits[head] * kLog2e : -INFINITY;
+  const float sink = kHasSink ? p.sink_logits[row.head] * kLog2e : -INFINITY;
   for (int col = tid; col < depth; col += threads) {
     SoftmaxMerge merged(sink);
     for (int s = 0; s < slices; ++s) merged.take_max(slice_max[s]);
@@ -137,7 +137,7 @@ __device__ inline void combine_row(const DecodeParams& p, long long first, int p
       merged.add_output(w, slice_acc[s * depth + col]);
     }
     static_cast<Out*>(p.out)[out_at + col] = ptx::from_float<Out>(merged.normalised());
-    if (col == 0) write_lse(p, b, head, merged.m, merged.l);
+    if (col == 0) write_lse<kMultiToken>(p, b, row, merged.m, merged.l);
   }
   __syncthreads();  // the scratch is free for the next row
 }
@@ -152,9 +152,11 @@ __host__ __device__ inline int fused_combine_scratch_floats(int rows, int partit
   return rows * partitions + rows;
 }
 
-template <typename Out, bool kHasSink, Fault kFault>
-__device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head0, int rows,
-                                          int depth, float* scratch) {
+// Rows first .. first + rows - 1 of sequence b (sequence-local query rows); row_of(r) gives row
+// r's (token, head).
+template <typename Out, bool kHasSink, Fault kFault, bool kMultiToken, class RowOf>
+__device__ inline void fused_combine_rows(const DecodeParams& p, int b, int first_row, int rows,
+                                          RowOf row_of, int depth, float* scratch) {
   auto weight = [](float m_p, float l_p, float m_total) {
     if constexpr (kFault == Fault::kReduceNaturalExp) return l_p * expf(m_p - exp_base(m_total));
     return partition_weight(m_p, l_p, m_total);
@@ -162,11 +164,13 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head
   const int parts = p.partitions, tid = threadIdx.x, threads = blockDim.x;
   float* w = scratch;                       // [rows][parts]: weights, then normalised
   float* m_total = scratch + rows * parts;  // [rows]
-  const long long first = (static_cast<long long>(b) * p.heads + head0) * parts;
+  const long long first =
+      (static_cast<long long>(b) * p.heads * query_tokens<kMultiToken>(p) + first_row) *
+      static_cast<long long>(parts);
   for (int i = tid; i < rows * parts; i += threads) w[i] = __ldcg(p.partial_max + first + i);
   __syncthreads();
   for (int r = tid; r < rows; r += threads) {
-    SoftmaxMerge merged(kHasSink ? p.sink_logits[head0 + r] * kLog2e : -INFINITY);
+    SoftmaxMerge merged(kHasSink ? p.sink_logits[row_of(r).head] * kLog2e : -INFINITY);
     for (int i = 0; i < parts; ++i) merged.take_max(w[r * parts + i]);
     m_total[r] = merged.m;
   }
@@ -176,7 +180,7 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head
   __syncthreads();
   for (int r = tid; r < rows; r += threads) {
     SoftmaxMerge merged(m_total[r]);
-    if constexpr (kHasSink) merged.start_sum_at_sink(p.sink_logits[head0 + r] * kLog2e);
+    if constexpr (kHasSink) merged.start_sum_at_sink(p.sink_logits[row_of(r).head] * kLog2e);
     for (int i = 0; i < parts; ++i) merged.add_weight(w[r * parts + i]);
     const float inv = merged.inverse_sum();
     for (int i = 0; i < parts; ++i) w[r * parts + i] *= inv;
@@ -190,21 +194,23 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int head
 #pragma unroll 4
     for (int i = 0; i < parts; ++i)
       acc += w[r * parts + i] * __ldcg(part_out + static_cast<long long>(i) * depth);
-    static_cast<Out*>(p.out)[out_row_offset(p, b, head0 + r) + col] = ptx::from_float<Out>(acc);
+    static_cast<Out*>(p.out)[out_row_offset(p, b, row_of(r)) + col] = ptx::from_float<Out>(acc);
   }
 }
 
-// Where the partials of (sequence b, query head h) start and how many there are.
-__device__ inline void partial_rows(const DecodeParams& p, int b, int h, long long* first,
+// Where the partials of (sequence b, sequence-local query row r) start and how many there are.
+template <bool kMultiToken>
+__device__ inline void partial_rows(const DecodeParams& p, int b, int r, long long* first,
                                     int* parts) {
+  const int rows_per_seq = p.heads * query_tokens<kMultiToken>(p);
   if (p.seq_splits != nullptr) {
     const SeqSplit split = p.seq_splits[b];
     *parts = split.chunks;
-    *first = static_cast<long long>(split.first_partial) * p.heads +
-             static_cast<long long>(h) * split.chunks;
+    *first = static_cast<long long>(split.first_partial) * rows_per_seq +
+             static_cast<long long>(r) * split.chunks;
   } else {
     *parts = p.partitions;
-    *first = (static_cast<long long>(b) * p.heads + h) * p.partitions;
+    *first = (static_cast<long long>(b) * rows_per_seq + r) * p.partitions;
   }
 }
 
@@ -217,25 +223,28 @@ __host__ __device__ constexpr int reduce_min_blocks(int threads) {
   return threads == reduce_threads(128) ? 4 : 1;
 }
 
-// The separate reduce launch: one block of kThreads = reduce_threads(depth) per (query head,
-// sequence) and combine_scratch_floats(kThreads, depth) floats of dynamic shared memory.
-// Sequences that a plan left in one chunk were written by the decode kernel: skipped.
-template <typename Out, bool kHasSink, Fault kFault, int kThreads>
+// The separate reduce launch: one block of kThreads = reduce_threads(depth) per (query row,
+// sequence), the sequence's heads x q_len rows along x, and combine_scratch_floats(kThreads, depth)
+// floats of dynamic shared memory. Sequences that a plan left in one chunk were written by the
+// decode kernel: skipped.
+template <typename Out, bool kHasSink, Fault kFault, bool kMultiToken, int kThreads>
 __global__ void __launch_bounds__(kThreads, reduce_min_blocks(kThreads))
     splitk_reduce_kernel(const DecodeParams p, int depth) {
   extern __shared__ __align__(16) float reduce_scratch[];
   phase::reduce_stamp(p, phase::kReduceStartNs);
-  const int head = blockIdx.x, b = blockIdx.y;
+  const int row = blockIdx.x, b = blockIdx.y;
   long long first = 0;
   int parts = 0;
-  partial_rows(p, b, head, &first, &parts);  // the plan is the host's, not the decode grid's
+  partial_rows<kMultiToken>(p, b, row, &first,
+                            &parts);  // the plan is the host's, not the decode grid's
   if (parts <= 1) {
     phase::reduce_stamp(p, phase::kReduceExitNs);
     return;
   }
   ptx::wait_for_prerequisite_grid();  // launched programmatically: the partials are not yet final
   phase::reduce_stamp(p, phase::kReduceWaitedNs);
-  combine_row<Out, kHasSink, kFault>(p, first, parts, b, head, depth, reduce_scratch);
+  combine_row<Out, kHasSink, kFault, kMultiToken>(
+      p, first, parts, b, query_row<kMultiToken>(p, row), depth, reduce_scratch);
   phase::reduce_stamp(p, phase::kReduceExitNs);
 }
 

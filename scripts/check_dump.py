@@ -22,9 +22,12 @@ def die(msg, code=2):
     sys.exit(code)
 
 
-def visible(np, kind, n, window, chunk):
+def visible(np, kind, n, window, chunk, q_len=1, token=0):
+    """Keys token `token` of q_len sees (docs/design.md: it sits at position n - q_len + token)."""
     keys = np.arange(n)
-    pos = n - 1
+    pos = n - q_len + token
+    if kind == "null":
+        return keys < n
     if kind == "window":
         return (keys <= pos) & (keys > pos - window)
     if kind == "chunked":
@@ -61,12 +64,16 @@ def attention(np, problem_dir, manifest, path):
     scale = field(manifest, path, "scale")
     # Manifests written before soft caps were recorded had none to record (0: no cap).
     cap = float(manifest.get("soft_cap", 0) or 0)
+    one_token = q.ndim == 3  # [batch][heads][depth]: a dump without the token axis
+    if one_token:
+        q = q[:, None]
+    q_len = q.shape[1]
     out = np.zeros_like(q)
     for b, n in enumerate(lengths):
-        seen = visible(np, kind, int(n), window, chunk)
-        for h in range(q.shape[1]):
+        for t, h in ((t, h) for t in range(q_len) for h in range(q.shape[2])):
+            seen = visible(np, kind, int(n), window, chunk, q_len, t)
             kv = h // group
-            raw = k[b, :n, kv] @ q[b, h] * scale
+            raw = k[b, :n, kv] @ q[b, t, h] * scale
             if cap > 0:  # cap * tanh(s / cap), before the mask and the (uncapped) sink
                 raw = cap * np.tanh(raw / cap)
             s = np.where(seen, raw, -np.inf)
@@ -75,8 +82,8 @@ def attention(np, problem_dir, manifest, path):
                 continue
             w = np.exp(s - m)
             denom = w.sum() + (np.exp(sink[h] - m) if sink is not None else 0.0)
-            out[b, h] = (w[:, None] * v[b, :n, kv]).sum(0) / denom
-    return out
+            out[b, t, h] = (w[:, None] * v[b, :n, kv]).sum(0) / denom
+    return out[:, 0] if one_token else out
 
 
 def rel_l2(np, a, b):

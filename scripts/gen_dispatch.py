@@ -26,6 +26,8 @@ Config schema (schema_version 1; unknown keys are errors; see configs/README.md)
        "dtype": "bf16",                      bf16 | fp16               (q; K, V by default)
        "kv_dtype": "e4m3",                   optional: the dtype or e4m3 | e5m2 (fp8 K/V cache)
        "soft_cap": false,                    optional bool: cap * tanh(s / cap) on the scores
+       "multi_token": false,                 optional bool: several query tokens per sequence
+                                             (q_len >= 1; false: q_len 1 only)
        "out_dtype": "bf16",                  bf16 | fp16 | fp32
        "depth": 128,                         64 | 128 | 256
        "group": 4,                           int >= 1 (query heads per KV head)
@@ -45,9 +47,10 @@ Config schema (schema_version 1; unknown keys are errors; see configs/README.md)
   A BLOCK whose values are all scalars is one explicit point.
 
 Procedural name:
-  decode_{dtype}_{out_dtype}[_kv{kv_dtype}]_d{depth}_g{group}_{kv}_{mask}[_cap][_sink]_bm{BM}
-  _bn{BN}_bk{BK}_wm{WM}_wn{WN}_t{threads}_s{stages}[_wsk]
-  (_kv{kv_dtype} only when the cache's dtype is not q's; _cap with soft-capping)
+  decode_{dtype}_{out_dtype}[_kv{kv_dtype}]_d{depth}_g{group}_{kv}_{mask}[_cap][_sink][_mt]
+  _bm{BM}_bn{BN}_bk{BK}_wm{WM}_wn{WN}_t{threads}_s{stages}[_wsk]
+  (_kv{kv_dtype} only when the cache's dtype is not q's; _cap with soft-capping; _mt for
+  several query tokens)
 
 Outputs in --out-dir, each written only when its content changes: <name>.cu per instance,
 dispatch_table.cu, build_config.cpp (the config's label and this schema as data, for mha-tune's
@@ -90,7 +93,7 @@ CPP_MASK = {
 }
 
 FAMILY_KEYS = ("name", "description", "dtype", "out_dtype", "kv_dtype", "depth", "group", "kv",
-               "mask", "sink", "soft_cap", "tiles")
+               "mask", "sink", "soft_cap", "multi_token", "tiles")
 TOP_KEYS = ("schema_version", "description", "smem_limit_bytes", "tiles", "families", "suite",
             "tile_space")
 # What a suite's "tile_space" file gives it; a suite naming a tile space must not have these.
@@ -338,6 +341,7 @@ def load_config_obj(cfg, path="config.json"):
             "mask": _check_choice(_require(fam, "mask", fp), MASKS, f"{fp}.mask"),
             "has_sink": _check_bool(_require(fam, "sink", fp), f"{fp}.sink"),
             "soft_cap": _check_bool(fam.get("soft_cap", False), f"{fp}.soft_cap"),
+            "multi_token": _check_bool(fam.get("multi_token", False), f"{fp}.multi_token"),
         }
         f["kv_dtype"] = _check_choice(fam.get("kv_dtype", f["dtype"]), KV_DTYPES, f"{fp}.kv_dtype")
         if f["kv_dtype"] not in (f["dtype"],) + FP8_DTYPES:
@@ -452,13 +456,14 @@ def kernel_name(t):
     kv_dtype = f"_kv{t['kv_dtype']}" if t["kv_dtype"] != t["dtype"] else ""
     return (f"decode_{t['dtype']}_{t['out_dtype']}{kv_dtype}_d{t['depth']}_g{t['group']}_{t['kv']}"
             f"_{t['mask']}{'_cap' if t['soft_cap'] else ''}{'_sink' if t['has_sink'] else ''}"
+            f"{'_mt' if t['multi_token'] else ''}"
             f"_bm{t['bm']}_bn{t['bn']}"
             f"_bk{t['bk']}_wm{t['wm']}_wn{t['wn']}_t{t['threads']}_s{t['stages']}"
             f"{'_wsk' if t['warp_split_k'] else ''}")
 
 
 TRAIT_KEYS = ("dtype", "out_dtype", "kv_dtype", "depth", "group", "kv", "mask", "has_sink",
-              "soft_cap", "bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
+              "soft_cap", "multi_token", "bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
 
 
 def parse_filter(spec):
@@ -480,7 +485,7 @@ def expand(families, smem_limit, include, exclude):
     for fam in families:
         for tile in fam["tiles"]:
             t = {k: fam[k] for k in ("dtype", "out_dtype", "kv_dtype", "depth", "group", "kv",
-                                     "mask", "has_sink", "soft_cap")}
+                                     "mask", "has_sink", "soft_cap", "multi_token")}
             t.update(tile)
             name = kernel_name(t)
             if name in by_name:  # the same point from two blocks or families: one instance
@@ -508,10 +513,12 @@ def expand(families, smem_limit, include, exclude):
 
 def traits_type(t):
     b = lambda v: "true" if v else "false"  # noqa: E731
-    # The fp8 and soft-cap parameters, spelled out only when used.
+    # The fp8, soft-cap and multi-token parameters, spelled out only when used.
     extra = ""
-    if t["kv_dtype"] != t["dtype"] or t["soft_cap"]:
+    if t["kv_dtype"] != t["dtype"] or t["soft_cap"] or t["multi_token"]:
         extra = f", {CPP_TYPE[t['kv_dtype']]}, {b(t['soft_cap'])}"
+    if t["multi_token"]:
+        extra += ", true"
     return (f"DecodeTraits<DecodeFeatures<{CPP_TYPE[t['dtype']]}, {CPP_TYPE[t['out_dtype']]}, "
             f"{t['depth']}, {t['group']}, {CPP_KV[t['kv']]}, {CPP_MASK[t['mask']]}, "
             f"{b(t['has_sink'])}{extra}>, TileShape<{t['bm']}, {t['bn']}, {t['bk']}, {t['wm']}, "
@@ -565,6 +572,7 @@ KernelEntry make_entry(const char* name, const char* kv, const char* mask, Launc
   e.traits.mask = mask;
   e.traits.has_sink = T::kHasSink;
   e.traits.soft_cap = T::kSoftCap;
+  e.traits.multi_token = T::kMultiToken;
   e.traits.bm = T::kBM;
   e.traits.bn = T::kBN;
   e.traits.bk = T::kBK;

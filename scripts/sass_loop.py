@@ -36,9 +36,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (file, the test as written, what --interior makes it): the tests an interior tile always passes.
 INTERIOR_TESTS = [
     ("kv_pipeline.cuh", "if ((tile + 1) * kBN <= w.n)", "if (true)"),
-    ("decode_stages.cuh", "if (first_key >= key_lo && first_key + T::kWN <= n)", "if (true)"),
-    ("decode_stages_columns.cuh", "if (first_key >= key_lo && first_key + kKeyTiles * 16 <= n)",
+    ("decode_stages.cuh", "if (first_key >= keys.all_lo && first_key + T::kWN <= keys.all_end)",
      "if (true)"),
+    ("decode_stages_columns.cuh",
+     "if (first_key >= keys.all_lo && first_key + kKeyTiles * 16 <= keys.all_end)", "if (true)"),
 ]
 
 INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")

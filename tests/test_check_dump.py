@@ -106,6 +106,24 @@ class RecomputeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("decode_k p2", r.stdout)
 
+    def test_query_tokens_see_the_keys_up_to_their_positions(self):
+        # q [batch][q_len][heads][depth]: under the causal mask token t of a sequence of n keys
+        # sees keys 0 .. n - q_len + t, so token 0 of the 3-key sequence sees key 0 alone.
+        import pathlib
+        spec = importlib.util.spec_from_file_location("check_dump", SCRIPT)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        rng = np.random.default_rng(2)
+        np.save(os.path.join(self.problem, "q.npy"), rng.standard_normal((2, 3, 4, 8)))
+        causal = dict(manifest(), mask={"kind": "causal", "window": 0, "chunk": 0})
+        out = mod.attention(np, pathlib.Path(self.problem), causal, "manifest.json")
+        v = np.load(os.path.join(self.problem, "v.npy"))
+        self.assertEqual(out.shape, (2, 3, 4, 8))
+        np.testing.assert_allclose(out[1, 0, 0], v[1, 0, 0], rtol=1e-6)
+        self.assertGreater(float(np.abs(out[1, 2, 0] - v[1, 0, 0]).max()), 1e-3)
+        null = mod.attention(np, pathlib.Path(self.problem), manifest(), "manifest.json")
+        self.assertGreater(float(np.abs(null[1, 0, 0] - out[1, 0, 0]).max()), 1e-3)
+
     def test_a_soft_cap_in_the_manifest_is_applied(self):
         # The manifest carries the cap now; an output capped at 2 is not the uncapped reference.
         import pathlib

@@ -121,5 +121,31 @@ TEST(CpuReference, GqaHeadReadsKvHeadOverGroup) {
   for (int h = 0; h < 6; ++h) expect_mix(out, h, h / 3, {0.5, 0.5});
 }
 
+TEST(CpuReference, QueryTokensSeeTheKeysUpToTheirPositions) {
+  // 3 keys, 2 tokens (at positions 1 and 2), q [token][head]: under the causal mask token 0 sees
+  // keys 0..1 and token 1 all three; under the null mask both see all three.
+  Case t({0.f, 0.f, 0.f});
+  t.p.shape.q_len = 2;
+  t.in.q.assign(size_t(2) * kD, 0.f);
+  t.in.q[0] = t.in.q[kD] = 1.f;
+  t.p.shape.mask = "causal";
+  const std::vector<double> causal = t.run();
+  ASSERT_EQ(causal.size(), size_t(2) * kD);
+  expect_mix(causal, 0, 0, {0.5, 0.5});                // token 0: row 0
+  expect_mix(causal, 1, 0, {1 / 3., 1 / 3., 1 / 3.});  // token 1: row 1
+  t.p.shape.mask = "null";
+  const std::vector<double> null = t.run();
+  expect_mix(null, 0, 0, {1 / 3., 1 / 3., 1 / 3.});
+  // More tokens than keys: the first tokens see none and give 0.
+  t.p.shape.q_len = 5;
+  t.p.shape.mask = "causal";
+  t.in.q.assign(size_t(5) * kD, 0.f);
+  const std::vector<double> past = t.run();
+  expect_mix(past, 0, 0, {0, 0, 0});
+  expect_mix(past, 1, 0, {0, 0, 0});
+  expect_mix(past, 2, 0, {1, 0, 0});
+  expect_mix(past, 4, 0, {1 / 3., 1 / 3., 1 / 3.});
+}
+
 }  // namespace
 }  // namespace mha

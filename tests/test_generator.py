@@ -25,7 +25,7 @@ spec.loader.exec_module(gen)
 
 # A valid point: bf16 d128 group 4, BN 64 over 4 warps of 16 keys.
 GOOD = {"dtype": "bf16", "out_dtype": "bf16", "kv_dtype": "bf16", "depth": 128, "group": 4,
-        "kv": "contig", "mask": "null", "has_sink": False, "soft_cap": False, "bm": 16, "bn": 64, "bk": 32, "wm": 16, "wn": 16,
+        "kv": "contig", "mask": "null", "has_sink": False, "soft_cap": False, "multi_token": False, "bm": 16, "bn": 64, "bk": 32, "wm": 16, "wn": 16,
         "threads": 128, "stages": 4, "warp_split_k": False}
 LIMIT = 232448
 
@@ -148,6 +148,19 @@ class Names(unittest.TestCase):
                          "decode_bf16_bf16_kve4m3_d128_g4_contig_null_cap_sink_bm16_bn64_bk32"
                          "_wm16_wn16_t128_s4")
 
+    def test_multi_token_family_name_and_traits(self):
+        # _mt after the sink; the type spells the cache dtype and the cap to reach the flag.
+        self.assertEqual(gen.kernel_name(point(multi_token=True, mask="causal", has_sink=True)),
+                         "decode_bf16_bf16_d128_g4_contig_causal_sink_mt_bm16_bn64_bk32_wm16"
+                         "_wn16_t128_s4")
+        self.assertIn("CausalMask, false, __nv_bfloat16, false, true>, TileShape<",
+                      gen.traits_type(point(multi_token=True, mask="causal")))
+        fam = dict(FAMILY, multi_token=True, tiles=TILES)
+        _, _, families = gen.load_config_obj({"schema_version": 1, "families": [fam]})
+        inst = gen.expand(families, LIMIT, ["*"], [])[0]
+        self.assertTrue(inst)
+        self.assertTrue(all("_null_mt_" in e["name"] and e["traits"]["multi_token"] for e in inst))
+
     def test_fp8_family_traits_and_shared_memory(self):
         # An fp8 stage holds half the bytes; the two converted Elem tiles are added once.
         bf16 = gen.derive(point())["smem_bytes"]
@@ -217,6 +230,11 @@ class ConfigErrors(Workdir):
     def base(self):
         return {"schema_version": 1, "tiles": copy.deepcopy(TILES),
                 "families": [dict(FAMILY), dict(FAMILY, name="other", group=8)]}
+
+    def test_multi_token_must_be_a_bool(self):
+        cfg = self.base()
+        cfg["families"][0]["multi_token"] = 1
+        self.check_error(cfg, "families[0].multi_token", "wrong type")
 
     def test_value_not_allowed(self):
         cfg = self.base()
@@ -455,7 +473,7 @@ class CheckedInConfigs(unittest.TestCase):
     def test_ci_config_is_small(self):
         _, _, fams = gen.load_config(os.path.join(REPO, "configs", "tiles", "ci.json"))
         inst, _, _ = gen.expand(fams, LIMIT, ["*"], [])
-        self.assertTrue(4 <= len(inst) <= 6, len(inst))
+        self.assertTrue(4 <= len(inst) <= 7, len(inst))
         self.assertEqual({e["traits"]["warp_split_k"] for e in inst}, {False, True})
 
     def test_default_config_has_twelve_tiles_per_family(self):

@@ -107,6 +107,39 @@ TEST(Problem, NamesAreStableAndDistinct) {
   EXPECT_NE(ra[0].shape.name, rb[0].shape.name);
 }
 
+TEST(Problem, QueryLengthsPickTheKernelKindAndNameTheProblem) {
+  KernelTraits multi = traits("causal");
+  multi.multi_token = true;
+  std::string why;
+  const ProblemSpec spec = parse_problem_spec("name=spec,keys=100,mask=causal,q_len=1:2:8");
+  EXPECT_EQ(spec.q_len, (std::vector<int>{1, 2, 8}));
+  // One token on the single-token kernel, several on the multi-token one.
+  const auto single = instantiate(spec, traits("causal"), &why);
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(single[0].shape.q_len, 1);
+  EXPECT_EQ(single[0].shape.name, "spec_n100");
+  const auto several = instantiate(spec, multi, &why);
+  ASSERT_EQ(several.size(), 2u);
+  EXPECT_EQ(several[1].shape.q_len, 8);
+  EXPECT_EQ(several[1].shape.name, "spec_n100_q8");
+  why.clear();
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=100,mask=causal"), multi, &why).empty());
+  EXPECT_NE(why.find("several query tokens"), std::string::npos) << why;
+  EXPECT_TRUE(instantiate(parse_problem_spec("keys=9,q_len=4"), traits(), &why).empty());
+  EXPECT_NE(why.find("q_len 4"), std::string::npos) << why;
+  // Unnamed: _q<N> after the keys; the bytes count every token's q and output rows.
+  const auto unnamed = instantiate(parse_problem_spec("keys=64,mask=causal,q_len=4"), multi, &why);
+  ASSERT_EQ(unnamed.size(), 1u);
+  EXPECT_NE(unnamed[0].shape.name.find("_n64_q4_bf16_"), std::string::npos)
+      << unnamed[0].shape.name;
+  Problem one = unnamed[0];
+  one.shape.q_len = 1;
+  // Three more tokens of 32 heads, each a bf16 q row in and an output row out.
+  EXPECT_DOUBLE_EQ(step_bytes(unnamed[0], 1) - step_bytes(one, 1), 3 * 32 * 128 * (2 + 2.0));
+  EXPECT_NE(parse_error("q_len=0").find("'q_len'"), std::string::npos);
+  EXPECT_NE(parse_error("q_len=17").find("'q_len'"), std::string::npos);
+}
+
 TEST(Problem, StepBytesCountOnlyVisibleKeys) {
   std::string why;
   const auto null = instantiate(parse_problem_spec("keys=131072,kv_heads=8"), traits(), &why)[0];
@@ -198,6 +231,23 @@ TEST(Problem, EdgeSuiteHasTheContractsEdgeCases) {
   EXPECT_TRUE(n_one);
   EXPECT_FALSE(builtin_suite("basic", t).empty());
   EXPECT_THROW(builtin_suite("nonsense", t), UsageError);
+}
+
+TEST(Problem, MultiTokenSuitesStressTheRows) {
+  KernelTraits t = traits("window");
+  t.multi_token = true;
+  bool past_block = false, past_keys = false, short_window = false;
+  for (const auto& p : builtin_suite("edge", t)) {
+    EXPECT_GE(p.shape.q_len, 2) << p.shape.name;  // a multi-token kernel computes no single token
+    if (p.shape.q_len * t.group > t.bm) past_block = true;
+    if (p.shape.q_len > p.max_length()) past_keys = true;
+    if (p.shape.window > 0 && p.shape.window < p.shape.q_len) short_window = true;
+  }
+  EXPECT_TRUE(past_block);
+  EXPECT_TRUE(past_keys);
+  EXPECT_TRUE(short_window);
+  for (const auto& p : builtin_suite("basic", t)) EXPECT_GE(p.shape.q_len, 2) << p.shape.name;
+  for (const auto& p : builtin_suite("basic", traits())) EXPECT_EQ(p.shape.q_len, 1);
 }
 
 TEST(Problem, MalformedProblemFileNamesTheFile) {

@@ -27,8 +27,8 @@ void write_file(const std::string& path, const std::string& text) {
 ResultRow full_row() {
   ResultRow r;
   r.kernel = "decode_fp16_d64_g7_paged_window_sink_bm16_bn32_bk64_wm16_wn32_t256_s3_wsk";
-  r.traits = {"fp16", "fp32", "e5m2", 64, 7,  "paged", "window", true, true,
-              16,     32,     64,     16, 32, 256,     3,        true, 49152};
+  r.traits = {"fp16", "fp32", "e5m2", 64, 7,   "paged", "window", true,  true, 16,
+              32,     64,     16,     32, 256, 3,       true,     49152, true};
   r.problem.name = "b3_h14_kv2_d64_n777_paged_window";
   r.problem.batch = 3;
   r.problem.heads = 14;
@@ -46,6 +46,7 @@ ResultRow full_row() {
   r.problem.chunk = 5;
   r.problem.has_sink = true;
   r.problem.keys = 777;
+  r.problem.q_len = 3;
   r.problem.lengths = "ragged:1,777,300";
   r.problem.ragged_lengths = {1, 777, 300};
   r.partitions = 9;

@@ -28,7 +28,7 @@ bool computes_shape(const KernelTraits& t, const DecodeShape& s) {
   return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
          cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap && t.out_dtype == s.out_dtype &&
          t.depth == s.depth && t.group == s.heads / s.kv_heads && t.kv == s.kv &&
-         t.mask == s.mask && t.has_sink == s.has_sink;
+         t.mask == s.mask && t.has_sink == s.has_sink && !t.multi_token;  // one query token
 }
 
 // The run-time table (load_decode_defaults, or MHA_TUNE_DEFAULTS read at the first choice); null:

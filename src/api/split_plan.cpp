@@ -98,14 +98,15 @@ int split_plan_capacity(int batch, const SplitPlanTarget& target, const SplitPla
   return batch + max_extra_items(target, knobs);
 }
 
-VisibleRange visible_range(int length, MaskKind mask, int window, int chunk) {
+VisibleRange visible_range(int length, MaskKind mask, int window, int chunk, int q_len) {
   DecodeParams args;
   args.window = window;
   args.chunk = chunk;
+  args.q_len = q_len;
   int begin = 0;  // a window or chunk of 0 keys is none: every key visible
   if (mask == MaskKind::kWindow && window > 0)
-    begin = SlidingWindowMask::visible_begin(length, args);
-  if (mask == MaskKind::kChunked && chunk > 0) begin = ChunkedMask::visible_begin(length, args);
+    begin = visible_begin<SlidingWindowMask>(length, args);
+  if (mask == MaskKind::kChunked && chunk > 0) begin = visible_begin<ChunkedMask>(length, args);
   return {begin, length};
 }
 

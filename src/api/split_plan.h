@@ -43,9 +43,9 @@ struct SplitPlan {
   int max_chunks = 1;
 };
 
-// A sequence of `length` keys' visible keys under a mask (masks.cuh: the query is the last key,
-// and every mask leaves one contiguous range).
-VisibleRange visible_range(int length, MaskKind mask, int window, int chunk);
+// A sequence of `length` keys' visible keys under a mask for its q_len query tokens together
+// (masks.cuh: the last token is the last key, and every mask leaves one contiguous range).
+VisibleRange visible_range(int length, MaskKind mask, int window, int chunk, int q_len = 1);
 
 SplitPlan build_split_plan(const std::vector<VisibleRange>& visible, const SplitPlanTarget& target,
                            const SplitPlanKnobs& knobs);

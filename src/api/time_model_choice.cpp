@@ -101,13 +101,13 @@ std::string tile_id(const KernelTraits& t) {
 }
 
 std::string model_family(const ProblemShape& p) {
-  return family_name(dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0), p.depth, model_group(p), p.kv,
-                     p.mask, p.has_sink);
+  return family_name(dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0, p.q_len > 1), p.depth,
+                     model_group(p), p.kv, p.mask, p.has_sink);
 }
 
 std::string model_family(const KernelTraits& t) {
-  return family_name(dtype_key(t.dtype, cache_dtype(t), t.soft_cap), t.depth, t.group, t.kv, t.mask,
-                     t.has_sink);
+  return family_name(dtype_key(t.dtype, cache_dtype(t), t.soft_cap, t.multi_token), t.depth,
+                     t.group, t.kv, t.mask, t.has_sink);
 }
 
 double predict_step_us(const TileModel& tile, const TimeModel& model, const ProblemShape& shape,
@@ -167,12 +167,14 @@ ModelChoice choose_by_model(const TimeModel& model, const ProblemShape& shape,
                             const SplitFilter& allowed) {
   ModelChoice c;
   const std::string want = model_family(shape);
-  const std::string dtype = dtype_key(shape.dtype, shape.kv_dtype, shape.soft_cap > 0);
+  const std::string dtype =
+      dtype_key(shape.dtype, shape.kv_dtype, shape.soft_cap > 0, shape.q_len > 1);
   // The family to draw tiles from: the shape's own, else the nearest fitted one.
   std::string family;
   int best_distance = std::numeric_limits<int>::max();
   for (const TileModel& t : model.tiles) {
-    if (dtype_key(t.traits.dtype, cache_dtype(t.traits), t.traits.soft_cap) != dtype ||
+    if (dtype_key(t.traits.dtype, cache_dtype(t.traits), t.traits.soft_cap, t.traits.multi_token) !=
+            dtype ||
         t.traits.depth != shape.depth)
       continue;
     const int d = t.family == want ? -1 : family_distance(t.traits, shape);

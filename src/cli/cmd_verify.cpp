@@ -42,20 +42,20 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
   const fs::path root = fs::path(dir) / p.shape.name;
   fs::create_directories(root);
   const ProblemShape& s = p.shape;
-  const size_t B = s.batch, H = s.heads, Hkv = s.kv_heads, D = s.depth;
+  const size_t B = s.batch, T = s.q_len, H = s.heads, Hkv = s.kv_heads, D = s.depth;
   const fs::path inputs = root / "q.npy";
   if (!fs::exists(inputs)) {
     const HostInputs in = data.download();
-    write_npy((root / "q.npy").string(), in.q, {B, H, D});
+    write_npy((root / "q.npy").string(), in.q, {B, T, H, D});
     write_npy((root / "k.npy").string(), in.k, {B, size_t(in.max_len), Hkv, D});
     write_npy((root / "v.npy").string(), in.v, {B, size_t(in.max_len), Hkv, D});
     write_npy((root / "lengths.npy").string(), in.lengths, {B});
     if (s.has_sink) write_npy((root / "sink_weights.npy").string(), in.sink_logits, {H});
     write_npy((root / "reference.npy").string(), std::vector<float>(ref.begin(), ref.end()),
-              {B, H, D});
+              {B, T, H, D});
   }
   const std::string out_name = fmt::format("out_{}_p{}.npy", k.name, split_label(partitions));
-  write_npy((root / out_name).string(), r.output, {B, H, D});
+  write_npy((root / out_name).string(), r.output, {B, T, H, D});
   const fs::path manifest_path = root / "manifest.json";
   nlohmann::json manifest = dump_manifest(p);
   if (fs::exists(manifest_path)) {  // the outputs of the problem's other points stay

@@ -28,6 +28,9 @@ struct ProblemShape {
   int window = 0;
   int chunk = 0;
   bool has_sink = false;
+  // Query tokens per sequence (speculative verify steps); token t of q_len sits at position
+  // n - q_len + t of a sequence of n keys, and several need a multi-token kernel.
+  int q_len = 1;
   int keys = 0;         // max length in the batch (all equal unless ragged)
   std::string lengths;  // "" when every sequence has `keys`, else "ragged:<spec>"
   // Every sequence's length when the batch is ragged (empty when all have `keys`): the name

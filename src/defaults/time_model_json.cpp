@@ -20,6 +20,7 @@ nlohmann::json traits_to_json(const KernelTraits& t) {
           {"mask", t.mask},
           {"has_sink", t.has_sink},
           {"soft_cap", t.soft_cap},
+          {"multi_token", t.multi_token},
           {"bm", t.bm},
           {"bn", t.bn},
           {"bk", t.bk},
@@ -54,6 +55,9 @@ KernelTraits traits_from_json(const nlohmann::json& j, const std::string& where)
   t.mask = get<std::string>(j, "mask", where);
   t.has_sink = get<bool>(j, "has_sink", where);
   t.soft_cap = get<bool>(j, "soft_cap", where);
+  // Models fitted before multi-token kernels hold single-token tiles only.
+  t.multi_token =
+      j.is_object() && j.contains("multi_token") ? get<bool>(j, "multi_token", where) : false;
   t.bm = get<int>(j, "bm", where);
   t.bn = get<int>(j, "bn", where);
   t.bk = get<int>(j, "bk", where);

@@ -14,8 +14,8 @@ PhaseStamps run_stamped_step(const KernelEntry& kernel, const ProblemData& data,
   buffers.attach(p);
   // The decode grid as launch_decode sizes it (one row of stamps a block).
   const KernelTraits& t = kernel.traits;
-  const long long decode_blocks = decode_grid(p, (t.group + t.bm - 1) / t.bm).blocks();
-  const long long reduce_blocks = static_cast<long long>(p.heads) * p.batch;
+  const long long decode_blocks = decode_grid(p, row_blocks_per_kv_head(t, p.q_len)).blocks();
+  const long long reduce_blocks = static_cast<long long>(p.heads) * p.q_len * p.batch;
   DeviceBuffer decode(sizeof(uint64_t) * phase::kDecodeStamps * decode_blocks);
   DeviceBuffer reduce(sizeof(uint64_t) * phase::kReduceStamps * reduce_blocks);
   MHA_CUDA_CHECK(cudaMemsetAsync(decode.get(), 0, decode.bytes(), stream));

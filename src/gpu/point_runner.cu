@@ -29,24 +29,25 @@ StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int
       partitions(partitions_),
       batch(problem.shape.batch) {
   const ProblemShape& s = problem.shape;
-  const size_t rows = size_t(s.batch) * s.heads;
+  const size_t query_rows_per_seq = size_t(s.q_len) * s.heads;  // (token, head) pairs
+  const size_t rows = s.batch * query_rows_per_seq;
   out = DeviceBuffer(rows * s.depth * element_bytes(s.out_dtype));
   // Partitions that combine in a cluster keep their rows in distributed shared memory.
-  size_t partial_rows = partial_rows_per_head() * s.heads;
+  size_t partial_rows = partial_rows_per_head() * query_rows_per_seq;
   if (is_split_plan(partitions)) {
     int device = 0;
     MHA_CUDA_CHECK(cudaGetDevice(&device));
     MHA_CUDA_CHECK(
         cudaDeviceGetAttribute(&plan_target.sm_count, cudaDevAttrMultiProcessorCount, device));
     plan_target.tile_keys = kernel.bn;
-    plan_target.blocks_per_item = s.kv_heads * ((kernel.group + kernel.bm - 1) / kernel.bm);
+    plan_target.blocks_per_item = s.kv_heads * row_blocks_per_kv_head(kernel, s.q_len);
     plan_knobs = decode_split_plan(partitions);
     plan_capacity = split_plan_capacity(s.batch, plan_target, plan_knobs);
     work = DeviceBuffer(sizeof(WorkItem) * plan_capacity);
     work_count = DeviceBuffer(sizeof(int));
     seq_splits = DeviceBuffer(sizeof(SeqSplit) * s.batch);
     // Sequences of one chunk write no partials, so the work items bound the partial rows.
-    partial_rows = size_t(plan_capacity) * s.heads;
+    partial_rows = size_t(plan_capacity) * query_rows_per_seq;
     replan(visible_ranges(problem), 0);
     MHA_CUDA_CHECK(cudaStreamSynchronize(0));
   }

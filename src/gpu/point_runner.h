@@ -37,7 +37,7 @@ struct StepBuffers {
   // Plans the split again for new lengths into the same buffers (a captured graph replays it);
   // the visible ranges must not need more work items than the capacity. Plans only.
   void replan(const std::vector<VisibleRange>& visible, cudaStream_t stream);
-  // Partial rows per query head the current split writes (for step bytes).
+  // Partial rows per query row (one head of one token) the current split writes (step bytes).
   long long partial_rows_per_head() const;
   // Partitions of a fixed or cluster split (1 for a plan, whose work list says).
   int fixed_count() const;

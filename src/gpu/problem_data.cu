@@ -143,7 +143,7 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
   const ProblemShape& s = problem.shape;
   const int max_len = std::max(1, problem.max_length());
   const int row_elems = s.kv_heads * s.depth;
-  q_elems_ = size_t(s.batch) * s.heads * s.depth;
+  q_elems_ = size_t(s.batch) * s.q_len * s.heads * s.depth;
   logical_elems_ = size_t(s.batch) * max_len * row_elems;
 
   lengths_ = DeviceBuffer(sizeof(int) * s.batch);
@@ -262,6 +262,7 @@ DecodeParams ProblemData::params(int copy, int partitions) const {
   p.batch = s.batch;
   p.heads = s.heads;
   p.kv_heads = s.kv_heads;
+  p.q_len = s.q_len;
   p.max_keys = std::max(1, problem_.max_length());
   set_page_size(p, s.page_size);
   p.max_pages_per_seq = max_pages_per_seq_;
@@ -310,7 +311,7 @@ double copy_bytes(const Problem& problem) {
   } else {
     key_slots = double(s.batch) * std::max(1, problem.max_length());
   }
-  return double(s.batch) * s.heads * s.depth * 2 + 2 * key_slots * row_bytes;
+  return double(s.batch) * s.q_len * s.heads * s.depth * 2 + 2 * key_slots * row_bytes;
 }
 
 }  // namespace mha

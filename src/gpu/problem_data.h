@@ -16,7 +16,7 @@ namespace mha {
 // Host copies of copy 0 in logical layout, as floats (for the CPU reference and --dump); fp8
 // caches dequantised (the values the cache stands for).
 struct HostInputs {
-  std::vector<float> q;            // [batch][heads][depth]
+  std::vector<float> q;            // [batch][q_len][heads][depth]
   std::vector<float> k, v;         // [batch][max_len][kv_heads][depth]
   std::vector<float> sink_logits;  // [heads] (empty without sink)
   std::vector<int> lengths;

@@ -1,7 +1,8 @@
 // Built-in verification suites, derived from each kernel's tile shape: "basic" (verify's
 // default) and "edge" (lengths around BN, primes, partitions beyond the key tiles, extreme
 // windows, chunks and sinks, large scores, ragged batches, odd page sizes), each with fixed
-// partition counts and split plans.
+// partition counts and split plans. Multi-token kernels run them at 4 query tokens, and at the
+// query lengths that stress their rows (one, more than a block's spare rows, more than the keys).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,9 +37,12 @@ struct SuiteBuilder {
     s.chunk = mask_from_name(t.mask) == MaskKind::kChunked ? 256 : 0;
     s.batch = batch;
     s.keys = keys;
+    s.q_len = t.multi_token ? kMultiTokenSuiteQueryLength : 1;
     p.lengths.assign(batch, keys);
     return p;
   }
+  // A multi-token kernel's suites run at this many tokens unless a case says otherwise.
+  static constexpr int kMultiTokenSuiteQueryLength = 4;
   int tiles(int n) const { return (n + t.bn - 1) / t.bn; }
   // Every problem also runs two split plans: the smallest chunks the plan allows (many
   // partials per sequence, windows shorter than a chunk) and a default-like one.
@@ -51,6 +55,15 @@ struct SuiteBuilder {
     p.shape.keys = p.max_length();
     p.shape.name = problem_name(p);
     problems.push_back(p);
+  }
+  void add_query_lengths(const std::vector<int>& q_lens, const std::vector<int>& lengths,
+                         const std::vector<int>& partitions) {
+    for (int q_len : q_lens)
+      for (int n : lengths) {
+        Problem p = base(2, n);
+        p.shape.q_len = q_len;
+        add(p, partitions);
+      }
   }
   void add_lengths(const std::vector<int>& lengths, const std::vector<int>& partitions) {
     for (int n : lengths) {
@@ -68,6 +81,7 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
   const int bn = t.bn;
   if (suite == "basic") {
     b.add_lengths({1, 37, bn + 1, 1000, 4097}, {1, 3, 8});
+    if (t.multi_token) b.add_query_lengths({2, 8}, {37, 1000}, {1, 3});
     return b.problems;
   }
   if (suite != "edge")
@@ -134,6 +148,25 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
       p.shape.soft_cap = cap;
       b.add(p, {1, 4});
     }
+  }
+  if (t.multi_token) {
+    // Two tokens; the tokens of one KV head past a block's rows (several row blocks, the last
+    // partly padding); more tokens than keys (the first ones see none).
+    const int past_block = std::min(kMaxQueryTokens, std::max(2, t.bm / t.group + 1));
+    b.add_query_lengths({2, past_block, 8}, {1, 3, bn + 1, 1009}, {1, 2, 5});
+    if (mask_from_name(t.mask) == MaskKind::kWindow) {  // windows shorter than the tokens
+      for (int w : {1, 3}) {
+        Problem p = b.base(2, 1000);
+        p.shape.q_len = 8;
+        p.shape.window = w;
+        b.add(p, {1, 3});
+      }
+    }
+    Problem ragged = b.base(4, 0);  // tokens past some sequences' lengths, not others'
+    ragged.shape.q_len = 8;
+    ragged.lengths = {1, bn + 3, 5, 777};
+    ragged.shape.lengths = fmt::format("ragged1-{}-5-777", bn + 3);
+    b.add(ragged, {1, 4});
   }
   if (is_paged(t.kv)) {
     for (int page : {1, 7, 48, 128}) {  // 48 and 128: whole 16-row slices (decode_kernel.cuh)

@@ -190,18 +190,18 @@ std::string config_hash_bytes(const std::string& path) {
 }
 
 bool KernelFamily::operator<(const KernelFamily& o) const {
-  return std::tie(dtype, out_dtype, depth, group, kv, mask, has_sink) <
-         std::tie(o.dtype, o.out_dtype, o.depth, o.group, o.kv, o.mask, o.has_sink);
+  return std::tie(dtype, out_dtype, depth, group, kv, mask, has_sink, multi_token) <
+         std::tie(o.dtype, o.out_dtype, o.depth, o.group, o.kv, o.mask, o.has_sink, o.multi_token);
 }
 bool KernelFamily::operator==(const KernelFamily& o) const { return !(*this < o) && !(o < *this); }
 
 KernelFamily family_of(const KernelTraits& t) {
-  return {t.dtype, t.out_dtype, t.depth, t.group, t.kv, t.mask, t.has_sink};
+  return {t.dtype, t.out_dtype, t.depth, t.group, t.kv, t.mask, t.has_sink, t.multi_token};
 }
 
 std::string family_text(const KernelFamily& f) {
-  return fmt::format("{}->{} d{} g{} {} {}{}", f.dtype, f.out_dtype, f.depth, f.group, f.kv, f.mask,
-                     f.has_sink ? " sink" : "");
+  return fmt::format("{}->{} d{} g{} {} {}{}{}", f.dtype, f.out_dtype, f.depth, f.group, f.kv,
+                     f.mask, f.has_sink ? " sink" : "", f.multi_token ? " multi-token" : "");
 }
 
 std::vector<ConfigFamily> validate_config(const json& cfg, const std::string& file,
@@ -258,6 +258,8 @@ std::vector<ConfigFamily> validate_config(const json& cfg, const std::string& fi
     f.family.kv = c.choice(field("kv"), "kv", p + "kv").get<std::string>();
     f.family.mask = c.choice(field("mask"), "mask", p + "mask").get<std::string>();
     f.family.has_sink = c.boolean(field("sink"), p + "sink");
+    if (fam.contains("multi_token"))
+      f.family.multi_token = c.boolean(fam["multi_token"], p + "multi_token");
     if (fam.contains("tiles"))
       c.tiles(fam["tiles"], p + "tiles");
     else if (!cfg.contains("tiles"))

@@ -17,12 +17,13 @@ struct KernelFamily {
   int depth = 0, group = 0;
   std::string kv, mask;
   bool has_sink = false;
+  bool multi_token = false;
 
   bool operator<(const KernelFamily& o) const;
   bool operator==(const KernelFamily& o) const;
 };
 KernelFamily family_of(const KernelTraits& t);
-// "bf16->bf16 d128 g4 contig null[ sink]"
+// "bf16->bf16 d128 g4 contig null[ sink][ multi-token]"
 std::string family_text(const KernelFamily& f);
 
 struct ConfigFamily {

@@ -37,12 +37,12 @@ constexpr int kMaxCount = kMaxProblemCount;
 constexpr long long kMaxPartitions = 1024;
 
 const std::vector<std::string> kSpecKeys = {
-    "name",          "batch",     "heads",    "kv_heads",   "depth",
-    "dtype",         "out_dtype", "kv_dtype", "kv_scale",   "kv",
-    "page_size",     "mask",      "window",   "chunk",      "sink",
-    "soft_cap",      "keys",      "lengths",  "partitions", "q_std",
-    "sink_mean",     "scale",     "mix",      "mix_seed",   "plan_blocks_per_sm",
-    "plan_min_chunk"};
+    "name",           "batch",     "heads",    "kv_heads",   "depth",
+    "dtype",          "out_dtype", "kv_dtype", "kv_scale",   "kv",
+    "page_size",      "mask",      "window",   "chunk",      "sink",
+    "soft_cap",       "keys",      "lengths",  "partitions", "q_std",
+    "sink_mean",      "scale",     "mix",      "mix_seed",   "plan_blocks_per_sm",
+    "plan_min_chunk", "q_len"};
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
   try {
@@ -221,6 +221,10 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     spec.plan_min_chunk.clear();
     for (const ListItem& item : expand_list(value, what))
       spec.plan_min_chunk.push_back(list_value(item, kMaxPlanMinChunkKeys));
+  } else if (key == "q_len") {
+    spec.q_len.clear();
+    for (const ListItem& item : expand_list(value, what))
+      spec.q_len.push_back(list_value(item, kMaxQueryTokens));
   } else if (key == "q_std")
     spec.q_std = parse_non_negative_float(o, key, value);
   else if (key == "sink_mean")
@@ -293,7 +297,7 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
         throw UsageError(fmt::format("{}: key 'name': expected a string", spec.origin));
       const bool is_list_key = it.key() == "keys" || it.key() == "lengths" ||
                                it.key() == "partitions" || it.key() == "plan_blocks_per_sm" ||
-                               it.key() == "plan_min_chunk";
+                               it.key() == "plan_min_chunk" || it.key() == "q_len";
       if (it.value().is_array() && !is_list_key)  // "q_std": [0] would read as 0
         throw UsageError(
             fmt::format("{}: key '{}': expected one value, not a list", spec.origin, it.key()));
@@ -324,7 +328,7 @@ std::vector<VisibleRange> visible_ranges(const Problem& p) {
   const ProblemShape& s = p.shape;
   const MaskKind mask = mask_from_name(s.mask);
   std::vector<VisibleRange> ranges;
-  for (int n : p.lengths) ranges.push_back(visible_range(n, mask, s.window, s.chunk));
+  for (int n : p.lengths) ranges.push_back(visible_range(n, mask, s.window, s.chunk, s.q_len));
   return ranges;
 }
 
@@ -338,10 +342,11 @@ double visible_kv_bytes(const Problem& p) {
 double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head) {
   const ProblemShape& s = p.shape;
   const double elem = element_bytes(s.dtype), out_elem = element_bytes(s.out_dtype);
-  const double heads_rows = double(s.batch) * s.heads;
-  double bytes = visible_kv_bytes(p) + heads_rows * s.depth * (elem + out_elem);  // q in, out
-  // Each partial row is written once and read once: output columns plus (max, sum).
-  bytes += 2.0 * double(partial_rows_per_head) * s.heads * (s.depth + 2) * 4;
+  const double query_rows = double(s.batch) * s.q_len * s.heads;
+  double bytes = visible_kv_bytes(p) + query_rows * s.depth * (elem + out_elem);  // q in, out
+  // Each partial row is written once and read once: output columns plus (max, sum), for every
+  // query token.
+  bytes += 2.0 * double(partial_rows_per_head) * s.q_len * s.heads * (s.depth + 2) * 4;
   return bytes;
 }
 
@@ -375,13 +380,22 @@ bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* w
   if (t.mask != s.mask) return fail(fmt::format("kernel mask {} != {}", t.mask, s.mask));
   if (t.has_sink != s.has_sink)
     return fail(fmt::format("kernel sink {} != {}", t.has_sink, s.has_sink));
+  // One query token runs on the single-token kernels, whose row arithmetic is constant; several
+  // need a multi-token one.
+  if (t.multi_token != (s.q_len > 1))
+    return fail(t.multi_token ? "kernel computes several query tokens; the problem has q_len 1"
+                              : fmt::format("kernel computes one query token; the problem has "
+                                            "q_len {}",
+                                            s.q_len));
   return true;
 }
 
 std::string problem_name(const Problem& p) {
   const ProblemShape& s = p.shape;
-  std::string name = fmt::format("b{}_h{}_kv{}_d{}_n{}_{}", s.batch, s.heads, s.kv_heads, s.depth,
-                                 s.keys, s.dtype);
+  std::string name =
+      fmt::format("b{}_h{}_kv{}_d{}_n{}", s.batch, s.heads, s.kv_heads, s.depth, s.keys);
+  if (s.q_len > 1) name += fmt::format("_q{}", s.q_len);
+  name += "_" + s.dtype;
   if (s.out_dtype != s.dtype) name += "_o" + s.out_dtype;
   if (s.kv_dtype != s.dtype) name += "_kv" + s.kv_dtype + (s.kv_scale == "head" ? "h" : "");
   name += "_" + s.kv;
@@ -413,10 +427,14 @@ std::vector<int> spec_partitions(const ProblemSpec& spec) {
   return out;
 }
 
-std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
-                                 std::string* why_not) {
+namespace {
+
+// The problems of one query length (instantiate: one per q_len value).
+std::vector<Problem> instantiate_tokens(const ProblemSpec& spec, const KernelTraits& t, int q_len,
+                                        std::string* why_not) {
   Problem base;
   ProblemShape& s = base.shape;
+  s.q_len = q_len;
   s.dtype = spec.dtype.value_or(t.dtype);
   s.out_dtype = spec.out_dtype.value_or(t.out_dtype);
   // An fp8 cache and a soft cap change the data and the function, not the tiling: a spec gets
@@ -458,9 +476,10 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
           "{}: problem {}: its K/V cache is {:.0f} GiB (batch {}, keys {}); "
           "more than 1 TiB fits no GPU",
           spec.origin, problem_name(p), kv_bytes / (1 << 30), p.shape.batch, p.shape.keys));
-    if (spec.name)
+    if (spec.name) {
       p.shape.name = name_keys > 0 ? fmt::format("{}_n{}", *spec.name, name_keys) : *spec.name;
-    else
+      if (q_len > 1) p.shape.name += fmt::format("_q{}", q_len);
+    } else
       p.shape.name = problem_name(p);
     out.push_back(p);
   };
@@ -514,6 +533,19 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
     p.lengths.assign(p.shape.batch, n);
     finish(p, n);
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
+                                 std::string* why_not) {
+  // A spec without q_len is a single-token step; with a list, one problem per value the kernel
+  // computes (single- and multi-token kernels share a list such as 1:2:4:8).
+  const std::vector<int> q_lens = spec.q_len.empty() ? std::vector<int>{1} : spec.q_len;
+  std::vector<Problem> out;
+  for (int q_len : q_lens)
+    for (Problem& p : instantiate_tokens(spec, t, q_len, why_not)) out.push_back(std::move(p));
   return out;
 }
 

@@ -39,6 +39,7 @@ struct ProblemSpec {
   std::optional<float> soft_cap;
   std::optional<bool> sink;
   std::vector<int> keys;           // several lengths: one problem each
+  std::vector<int> q_len;          // query tokens per sequence, several: one problem each
   std::vector<int> lengths;        // explicit ragged lengths (batch = size)
   std::optional<std::string> mix;  // a seeded length mix (length_mix.h), one per keys value
   std::optional<int> mix_seed;
@@ -86,6 +87,8 @@ constexpr float kDefaultSoftCap = 50.f;
 // no GPU at decode shapes.
 constexpr long long kMaxProblemKeys = 1 << 24;
 constexpr int kMaxProblemCount = 1 << 16;
+// Query tokens per sequence: speculative verify steps check a few drafts (2..8 in practice).
+constexpr int kMaxQueryTokens = 16;
 
 // The K and V bytes of the keys the masks leave visible (at the cache's element size): what the
 // floor reads.
@@ -97,7 +100,8 @@ std::vector<VisibleRange> visible_ranges(const Problem& p);
 // (a plan's; step_bytes passes batch x partitions).
 double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head);
 
-// Does this kernel compute this problem's family (dtype, depth, group, kv, mask, sink)?
+// Does this kernel compute this problem's family (dtype, depth, group, kv, mask, sink, one query
+// token or several)?
 bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* why_not);
 
 }  // namespace mha

@@ -24,7 +24,8 @@ struct KernelTraits {
   bool soft_cap = false;  // cap * tanh(score / cap), the cap given at run time
   int bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, threads = 0, stages = 0;
   bool warp_split_k = false;
-  int smem_bytes = 0;  // dynamic shared memory of the decode kernel
+  int smem_bytes = 0;        // dynamic shared memory of the decode kernel
+  bool multi_token = false;  // several query tokens per sequence (ProblemShape::q_len)
 };
 
 // The dtype the kernel's cache holds (traits written before fp8 caches leave kv_dtype empty).
@@ -32,12 +33,21 @@ inline const std::string& cache_dtype(const KernelTraits& t) {
   return t.kv_dtype.empty() ? t.dtype : t.kv_dtype;
 }
 
+// Row blocks one KV head launches: its group x q_len query rows in blocks of BM (the device side's
+// blocks_per_kv_head, decode_traits.cuh).
+inline int row_blocks_per_kv_head(const KernelTraits& t, int q_len) {
+  return (t.group * q_len + t.bm - 1) / (t.bm > 0 ? t.bm : 1);
+}
+
 // The dtype part of a family as select's buckets and the generated defaults key it: q's dtype,
-// then "_kv<cache dtype>" for an fp8 cache and "_cap" for soft-capping ("bf16", "bf16_kve4m3").
-inline std::string dtype_key(const std::string& dtype, const std::string& kv_dtype, bool soft_cap) {
+// then "_kv<cache dtype>" for an fp8 cache, "_cap" for soft-capping and "_mt" for several query
+// tokens ("bf16", "bf16_kve4m3", "bf16_mt"): single- and multi-token kernels never share a bucket.
+inline std::string dtype_key(const std::string& dtype, const std::string& kv_dtype, bool soft_cap,
+                             bool multi_token = false) {
   std::string key = dtype;
   if (!kv_dtype.empty() && kv_dtype != dtype) key += "_kv" + kv_dtype;
   if (soft_cap) key += "_cap";
+  if (multi_token) key += "_mt";
   return key;
 }
 

@@ -128,7 +128,7 @@ json config_json_schema() {
       p = {{"type", "string"}};
     else if (name == "group")
       p = {{"type", "integer"}, {"minimum", 1}};
-    else if (name == "sink" || name == "soft_cap")
+    else if (name == "sink" || name == "soft_cap" || name == "multi_token")
       p = {{"type", "boolean"}};
     else if (name == "tiles")
       p = tiles;

@@ -126,9 +126,13 @@ FieldValue field_from(FieldKind kind, const json& j, const std::string& where,
 
 // The fields of one of a row's objects ("traits", "problem", "time") or of the row itself ("").
 json fields_json(const ResultRow& r, const std::string& object) {
+  static const ResultRow defaults;
   json j = json::object();
-  for (const RowField& f : row_fields())
-    if (f.object == object) j[f.key] = field_json(f.kind, f.get(r));
+  for (const RowField& f : row_fields()) {
+    if (f.object != object) continue;
+    const FieldValue v = f.get(r);
+    if (!f.omitted_at_default || v != f.get(defaults)) j[f.key] = field_json(f.kind, v);
+  }
   return j;
 }
 
@@ -142,8 +146,8 @@ json to_json_value(const KernelTraits& t) {
 
 json tile_to_json(const KernelTraits& t) {
   json j = to_json_value(t);
-  for (const char* family :
-       {"dtype", "out_dtype", "kv_dtype", "depth", "group", "kv", "mask", "has_sink", "soft_cap"})
+  for (const char* family : {"dtype", "out_dtype", "kv_dtype", "depth", "group", "kv", "mask",
+                             "has_sink", "soft_cap", "multi_token"})
     j.erase(family);
   return j;
 }
@@ -185,7 +189,8 @@ ResultRow row_from_json(const json& j, const std::string& w) {
         {"heads", r.problem.heads, kMaxProblemCount},
         {"kv_heads", r.problem.kv_heads, kMaxProblemCount},
         {"depth", r.problem.depth, kMaxProblemCount},
-        {"keys", r.problem.keys, kMaxProblemKeys}}) {
+        {"keys", r.problem.keys, kMaxProblemKeys},
+        {"q_len", r.problem.q_len, kMaxQueryTokens}}) {
     if (value < 1 || value > most)
       fail(shape_at, key, fmt::format("{} is not in [1, {}]", value, most));
   }

@@ -25,12 +25,19 @@ namespace {
   MHA_FIELD(object, key, column, kString, std::string, member, false)
 #define MHA_BOOL(object, key, column, member) \
   MHA_FIELD(object, key, column, kBool, bool, member, false)
+#define MHA_INT_ADDED_LATER(object, key, column, member) \
+  MHA_FIELD(object, key, column, kInt, long long, member, true)
 #define MHA_DOUBLE_ADDED_LATER(object, key, column, member) \
   MHA_FIELD(object, key, column, kDouble, double, member, true)
 #define MHA_STRING_ADDED_LATER(object, key, column, member) \
   MHA_FIELD(object, key, column, kString, std::string, member, true)
 #define MHA_BOOL_ADDED_LATER(object, key, column, member) \
   MHA_FIELD(object, key, column, kBool, bool, member, true)
+
+RowField omitted_at_default(RowField f) {
+  f.omitted_at_default = true;
+  return f;
+}
 
 std::vector<RowField> make_row_fields() {
   return {
@@ -40,6 +47,9 @@ std::vector<RowField> make_row_fields() {
       // fp8 caches and soft-capping came later: reports without them hold neither.
       MHA_STRING_ADDED_LATER("traits", "kv_dtype", "kv_dtype", traits.kv_dtype),
       MHA_BOOL_ADDED_LATER("traits", "soft_cap", "soft_cap", traits.soft_cap),
+      // Several query tokens came later still: reports without them hold single-token rows.
+      omitted_at_default(
+          MHA_BOOL_ADDED_LATER("traits", "multi_token", "multi_token", traits.multi_token)),
       MHA_INT("traits", "depth", "depth", traits.depth),
       MHA_INT("traits", "group", "group", traits.group),
       MHA_STRING("traits", "kv", "kv", traits.kv),
@@ -73,6 +83,7 @@ std::vector<RowField> make_row_fields() {
       MHA_INT("problem", "chunk", "chunk", problem.chunk),
       MHA_BOOL("problem", "has_sink", nullptr, problem.has_sink),
       MHA_INT("problem", "keys", "keys", problem.keys),
+      omitted_at_default(MHA_INT_ADDED_LATER("problem", "q_len", "q_len", problem.q_len)),
       MHA_STRING("problem", "lengths", "lengths", problem.lengths),
       // The split's one text form ("16", "plan2x128", "cluster4") is what a reader takes; its
       // integer code is written beside it and read from reports that have no text form.
@@ -118,6 +129,7 @@ std::vector<RowField> make_row_fields() {
 #undef MHA_BOOL_ADDED_LATER
 #undef MHA_STRING_ADDED_LATER
 #undef MHA_DOUBLE_ADDED_LATER
+#undef MHA_INT_ADDED_LATER
 #undef MHA_BOOL
 #undef MHA_STRING
 #undef MHA_DOUBLE

@@ -25,6 +25,9 @@ struct RowField {
   // std::invalid_argument for a value out of its domain (the reader names the key).
   void (*set)(ResultRow&, const FieldValue&);
   bool optional;  // may be absent: reports written before the field existed
+  // JSON rows leave it out while it holds its default (a field of a kind of problem most rows are
+  // not, such as several query tokens): the rows of everything else read as before.
+  bool omitted_at_default = false;
 };
 
 const std::vector<RowField>& row_fields();

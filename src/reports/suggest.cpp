@@ -14,6 +14,7 @@
 #include "api/split_plan.h"
 #include "common/errors.h"
 #include "defaults/defaults_table.h"
+#include "problems/problem.h"
 #include "reports/journal.h"
 #include "reports/report_json.h"
 
@@ -49,14 +50,17 @@ ProblemShape shape_of_plan(const nlohmann::json& p, const std::string& where) {
     s.chunk = p.at("chunk").get<int>();
     s.has_sink = p.at("has_sink").get<bool>();
     s.keys = p.at("keys").get<int>();
+    s.q_len = p.value("q_len", 1);
     s.lengths = p.at("lengths").get<std::string>();
     s.ragged_lengths = p.value("ragged_lengths", std::vector<int>());
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: {}", where, e.what()));
   }
-  if (s.batch < 1 || s.heads < 1 || s.kv_heads < 1 || s.depth < 1 || s.keys < 1)
+  if (s.batch < 1 || s.heads < 1 || s.kv_heads < 1 || s.depth < 1 || s.keys < 1 || s.q_len < 1)
     throw UsageError(
-        fmt::format("{}: batch, heads, kv_heads, depth and keys must be positive", where));
+        fmt::format("{}: batch, heads, kv_heads, depth, keys and q_len must be positive", where));
+  if (s.q_len > kMaxQueryTokens)
+    throw UsageError(fmt::format("{}: q_len {} is more than {}", where, s.q_len, kMaxQueryTokens));
   return s;
 }
 

@@ -30,8 +30,8 @@ std::string missing_fields(const ProblemSpec& s) {
 }
 
 std::string family_of(const KernelTraits& t) {
-  return family_name(dtype_key(t.dtype, t.kv_dtype, t.soft_cap), t.depth, t.group, t.kv, t.mask,
-                     t.has_sink) +
+  return family_name(dtype_key(t.dtype, t.kv_dtype, t.soft_cap, t.multi_token), t.depth, t.group,
+                     t.kv, t.mask, t.has_sink) +
          "_o" + t.out_dtype;
 }
 

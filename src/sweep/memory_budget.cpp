@@ -23,7 +23,7 @@ int rotation_copies(double bytes_per_copy, int l2_bytes, double max_total_bytes)
 
 bool use_cpu_reference(const Problem& p) {
   double macs = 0;
-  for (int n : p.lengths) macs += double(n) * p.shape.heads * p.shape.depth;
+  for (int n : p.lengths) macs += double(n) * p.shape.q_len * p.shape.heads * p.shape.depth;
   return macs <= kCpuReferenceMaxMacs;
 }
 
@@ -38,7 +38,7 @@ MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_r
   const double elem = 2;  // bf16 and fp16 inputs
   const double max_len = std::max(1, problem.max_length());
   const double row_elems = double(s.kv_heads) * s.depth;
-  const double q = double(s.batch) * s.heads * s.depth * elem;
+  const double q = double(s.batch) * s.q_len * s.heads * s.depth * elem;
   const double logical_kv = 2 * double(s.batch) * max_len * row_elems * elem;
   MemoryNeed need;
   need.copies = std::max(1, copies);
@@ -61,7 +61,7 @@ MemoryNeed problem_device_bytes(const Problem& problem, int copies, bool fused_r
   }
   need.inputs_bytes += fixed;
 
-  const double rows = double(s.batch) * s.heads;
+  const double rows = double(s.batch) * s.q_len * s.heads;  // query rows: (token, head) pairs
   // The largest fixed partition count sizes the partials. A cluster split (P + 2^20 on the axis)
   // keeps its partials in distributed shared memory, and a plan (negative) is not counted here:
   // read as counts, cluster8 asked 390 GiB for batch 6 at 128 heads.

@@ -58,7 +58,7 @@ double point_cost(const ProblemShape& shape, int partitions) {
   // cluster split keeps them on chip.
   const double partial_bytes =
       partitions > 1 && !is_cluster_split(partitions)
-          ? 2.0 * shape.batch * shape.heads * partitions * (shape.depth + 2) * 4
+          ? 2.0 * shape.batch * shape.q_len * shape.heads * partitions * (shape.depth + 2) * 4
           : 0.0;
   return kv_bytes + partial_bytes + kPointOverheadBytes;
 }

@@ -10,7 +10,8 @@ nlohmann::json dump_manifest(const Problem& p) {
   nlohmann::json m;
   m["problem"] = s.name;
   m["shape"] = {{"batch", s.batch}, {"heads", s.heads},          {"kv_heads", s.kv_heads},
-                {"depth", s.depth}, {"max_len", p.max_length()}, {"group", p.group()}};
+                {"depth", s.depth}, {"max_len", p.max_length()}, {"group", p.group()},
+                {"q_len", s.q_len}};
   m["dtype"] = s.dtype;
   m["out_dtype"] = s.out_dtype;
   m["scale"] = p.effective_scale();
@@ -29,8 +30,9 @@ nlohmann::json dump_manifest(const Problem& p) {
                  "k.npy and v.npy hold the values the cache stands for, in sequence order: an fp8 "
                  "code times its KV head's scale, gathered from the pages of a paged cache"}};
   m["layout"] =
-      "q: [batch][heads][depth]; k, v: [batch][max_len][kv_heads][depth] (slots past a length "
-      "are NaN); out: [batch][heads][depth]";
+      "q: [batch][q_len][heads][depth], token t at position length - q_len + t; k, v: "
+      "[batch][max_len][kv_heads][depth] (slots past a length are NaN); out: "
+      "[batch][q_len][heads][depth]";
   m["seed"] = p.seed;
   return m;
 }

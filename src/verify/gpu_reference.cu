@@ -14,15 +14,15 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
                                   std::vector<double>* lse) {
   const ProblemShape& s = problem.shape;
   const int max_len = std::max(1, problem.max_length());
-  const size_t out_elems = size_t(s.batch) * s.heads * s.depth;
+  const size_t rows = size_t(s.batch) * s.q_len * s.heads;
+  const size_t out_elems = rows * s.depth;
   DeviceBuffer out(out_elems * sizeof(float));
-  DeviceBuffer scores(size_t(s.batch) * s.heads * max_len * sizeof(float));
+  DeviceBuffer scores(rows * max_len * sizeof(float));
   DecodeParams p = data.params(0, 1);
   p.out = out.get();
-  const size_t rows = size_t(s.batch) * s.heads;
   DeviceBuffer lse_rows(lse != nullptr ? rows * sizeof(float) : 0);
   p.lse = lse != nullptr ? lse_rows.get<float>() : nullptr;
-  const dim3 grid(s.heads, s.batch);
+  const dim3 grid(s.heads, s.batch * s.q_len);
   const int group = s.heads / s.kv_heads;
   auto run = [&](auto q_tag, auto kv_tag) {
     using Q = decltype(q_tag);

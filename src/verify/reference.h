@@ -13,11 +13,11 @@
 
 namespace mha {
 
-// out[batch][heads][depth] in float64.
+// out[batch][q_len][heads][depth] in float64.
 std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in);
 
-// fp32 output [batch][heads][depth] computed on the GPU from copy 0 of `data`; with `lse`, also
-// each row's log-sum-exp [batch][heads] (DecodeParams::lse).
+// fp32 output [batch][q_len][heads][depth] computed on the GPU from copy 0 of `data`; with `lse`,
+// also each row's log-sum-exp [batch][q_len][heads] (DecodeParams::lse).
 std::vector<double> gpu_reference(const Problem& problem, const ProblemData& data,
                                   std::vector<double>* lse = nullptr);
 

@@ -1,0 +1,209 @@
+// GPU tests of the multi-token kernels (several query tokens per sequence, kernels/block_rows.cuh)
+// against the fp32 device reference (kernels/reference_kernel.cuh), which tests each key with the
+// contract's key_visible: both MMA orientations, both softmax paths, contiguous and paged caches,
+// every mask, a sink, q_len 1..8 over a ragged batch (empty sequences, q_len past the length),
+// and every split mode (separate reduce, fused, cluster), each step run twice so that the fused
+// reduce's counters must be back at zero. A single-token instance checks the same harness.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/decode_launch.cuh"
+#include "kernels/reference_kernel.cuh"
+#include "tests/gpu_test_support.h"
+
+namespace mha {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+// A device allocation of `count` T, freed with the test.
+template <typename T>
+struct Device {
+  T* ptr = nullptr;
+  explicit Device(size_t count) {
+    EXPECT_EQ(cudaMalloc(&ptr, std::max<size_t>(count, 1) * sizeof(T)), cudaSuccess);
+  }
+  Device(const std::vector<T>& host) : Device(host.size()) {
+    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  ~Device() { cudaFree(ptr); }
+  std::vector<T> read(size_t count) const {
+    std::vector<T> host(count);
+    EXPECT_EQ(cudaMemcpy(host.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+};
+
+enum class SplitMode { kReduce, kFused, kCluster };
+
+constexpr int kKvHeads = 2, kMaxLen = 1504, kPageSize = 16;
+const std::vector<int> kLengths = {0, 1, 3, 17, 200, 1500, 77};
+
+// One step of instance T (q_len tokens, `parts` fixed partitions) against the reference; returns
+// the number of output elements and LSE values outside the tolerance.
+template <class T>
+int mismatches(int q_len, int parts, SplitMode mode) {
+  constexpr int kGroup = T::kGroup, kDepth = T::kDepth;
+  constexpr bool kPaged = T::KvOperand::kHasLookup;
+  const int heads = kKvHeads * kGroup, batch = static_cast<int>(kLengths.size());
+  const int pages_per_seq = kMaxLen / kPageSize;
+  std::mt19937 rng(q_len * 131 + parts * 7 + static_cast<int>(mode));
+  std::normal_distribution<float> normal(0.f, 1.f);
+  auto random_bf16 = [&](size_t count) {
+    std::vector<bf16> v(count);
+    for (auto& x : v) x = __float2bfloat16(normal(rng));
+    return v;
+  };
+  const size_t rows = static_cast<size_t>(batch) * q_len * heads;
+  const std::vector<bf16> q = random_bf16(rows * kDepth);
+  const std::vector<bf16> k = random_bf16(static_cast<size_t>(batch) * kMaxLen * kKvHeads * kDepth);
+  const std::vector<bf16> v = random_bf16(k.size());
+  std::vector<float> sink(heads);
+  for (auto& x : sink) x = normal(rng);
+  // Paged: the logical cache's pages in a shuffled order, [pages][page_size][kv_heads][depth].
+  std::vector<int> table(static_cast<size_t>(batch) * pages_per_seq);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<int>(i);
+  std::shuffle(table.begin(), table.end(), rng);
+  std::vector<bf16> k_pages(k.size()), v_pages(v.size());
+  const size_t row_elems = static_cast<size_t>(kKvHeads) * kDepth;
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < kMaxLen; ++j) {
+      const size_t page = table[b * pages_per_seq + j / kPageSize];
+      const size_t from = (static_cast<size_t>(b) * kMaxLen + j) * row_elems;
+      const size_t to = (page * kPageSize + j % kPageSize) * row_elems;
+      std::copy_n(k.begin() + from, row_elems, k_pages.begin() + to);
+      std::copy_n(v.begin() + from, row_elems, v_pages.begin() + to);
+    }
+
+  Device<bf16> d_q(q), d_k(k), d_v(v), d_k_pages(k_pages), d_v_pages(v_pages), d_out(rows * kDepth);
+  Device<float> d_sink(sink), d_ref(rows * kDepth), d_scores(rows * kMaxLen), d_lse(rows),
+      d_lse_ref(rows), d_partial_out(rows * parts * kDepth), d_partial_max(rows * parts),
+      d_partial_sum(rows * parts);
+  Device<int> d_lens(kLengths), d_table(table);
+  Device<unsigned> d_counters(rows);
+  EXPECT_EQ(cudaMemset(d_out.ptr, 0xff, rows * kDepth * sizeof(bf16)), cudaSuccess);  // NaN
+  EXPECT_EQ(cudaMemset(d_counters.ptr, 0, rows * sizeof(unsigned)), cudaSuccess);
+
+  DecodeParams p;
+  p.batch = batch;
+  p.heads = heads;
+  p.kv_heads = kKvHeads;
+  p.max_keys = kMaxLen;
+  p.q_len = q_len;
+  p.partitions = parts;
+  p.window = 37;
+  p.chunk = 48;
+  p.scale = 1.f / std::sqrt(static_cast<float>(kDepth));
+  p.seq_lens = d_lens.ptr;
+  p.sink_logits = d_sink.ptr;
+  p.q = d_q.ptr;
+  p.out = d_out.ptr;
+  p.k_cache = kPaged ? d_k_pages.ptr : d_k.ptr;
+  p.v_cache = kPaged ? d_v_pages.ptr : d_v.ptr;
+  if (kPaged) {
+    p.page_table = d_table.ptr;
+    p.max_pages_per_seq = pages_per_seq;
+    set_page_size(p, kPageSize);
+  }
+  p.partial_out = d_partial_out.ptr;
+  p.partial_max = d_partial_max.ptr;
+  p.partial_sum = d_partial_sum.ptr;
+  if (mode == SplitMode::kFused) p.split_counters = d_counters.ptr;
+  if (mode == SplitMode::kCluster) p.cluster_combine = true;
+  if (mode != SplitMode::kFused) p.lse = d_lse.ptr;  // the fused reduce writes no LSE
+  for (int step = 0; step < 2; ++step) EXPECT_EQ(launch_decode<T>(p, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  DecodeParams r = p;
+  r.out = d_ref.ptr;
+  r.lse = d_lse_ref.ptr;
+  reference_attention_kernel<bf16, bf16, float><<<dim3(heads, batch * q_len), kReferenceThreads>>>(
+      r, d_k.ptr, d_v.ptr, kMaxLen, kDepth, kGroup, T::Mask::kKind, T::kHasSink, d_scores.ptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  const std::vector<bf16> out = d_out.read(rows * kDepth);
+  const std::vector<float> ref = d_ref.read(rows * kDepth);
+  const std::vector<float> lse = d_lse.read(rows), lse_ref = d_lse_ref.read(rows);
+  int bad = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const float o = __bfloat162float(out[i]);
+    if (!std::isfinite(o) || std::fabs(o - ref[i]) > 2e-2 + 1e-2 * std::fabs(ref[i])) ++bad;
+  }
+  if (mode != SplitMode::kFused)
+    for (size_t i = 0; i < rows; ++i) {
+      const bool both_empty = lse[i] == -INFINITY && lse_ref[i] == -INFINITY;
+      if (!both_empty && !(std::fabs(lse[i] - lse_ref[i]) <= 1e-2)) ++bad;
+    }
+  return bad;
+}
+
+template <class T>
+void expect_every_step_matches(const std::vector<int>& q_lens) {
+  MHA_REQUIRE_GPU();
+  int steps = 0;
+  for (int q_len : q_lens)
+    for (int parts : {1, 3, 7})
+      for (SplitMode mode : {SplitMode::kReduce, SplitMode::kFused, SplitMode::kCluster}) {
+        if (parts == 1 && mode != SplitMode::kReduce) continue;
+        EXPECT_EQ(mismatches<T>(q_len, parts, mode), 0)
+            << "q_len " << q_len << ", " << parts << " partitions, split mode "
+            << static_cast<int>(mode);
+        ++steps;
+      }
+  std::printf("%d steps checked\n", steps);
+  EXPECT_GT(steps, 0);
+}
+
+template <class Mask, class Kv, bool kSink, int kGroup, bool kMultiToken, int kBM, int kWM, int kWN,
+          int kThreads, int kStages, bool kWarpSplitK>
+using Instance =
+    DecodeTraits<DecodeFeatures<bf16, bf16, 128, kGroup, Kv, Mask, kSink, bf16, false, kMultiToken>,
+                 TileShape<kBM, 64, 32, kWM, kWN, kThreads, kStages, kWarpSplitK>>;
+
+const std::vector<int> kQueryLengths = {1, 2, 3, 4, 8};
+
+TEST(MultiToken, RowsWarpSplitKCausal) {
+  expect_every_step_matches<
+      Instance<CausalMask, ContiguousKv, false, 4, true, 16, 16, 16, 128, 4, true>>(kQueryLengths);
+}
+TEST(MultiToken, RowsSharedSoftmaxPagedWindowSink) {
+  expect_every_step_matches<
+      Instance<SlidingWindowMask, PagedKv, true, 8, true, 16, 16, 16, 128, 3, false>>(
+      kQueryLengths);
+}
+TEST(MultiToken, ColumnsChunked) {
+  expect_every_step_matches<
+      Instance<ChunkedMask, ContiguousKv, false, 4, true, 16, 8, 16, 128, 3, true>>(kQueryLengths);
+}
+TEST(MultiToken, ColumnsOneTokenPerBlockPagedCausal) {
+  expect_every_step_matches<Instance<CausalMask, PagedKv, false, 8, true, 8, 8, 16, 128, 3, true>>(
+      kQueryLengths);
+}
+TEST(MultiToken, RowsBm64NullSink) {
+  expect_every_step_matches<
+      Instance<NullMask, ContiguousKv, true, 4, true, 64, 16, 32, 256, 3, false>>(kQueryLengths);
+}
+TEST(MultiToken, SingleTokenInstanceOnTheSameHarness) {
+  expect_every_step_matches<
+      Instance<CausalMask, ContiguousKv, false, 4, false, 16, 16, 16, 128, 4, true>>({1});
+}
+TEST(MultiToken, SingleTokenInstanceRefusesSeveralTokens) {
+  MHA_REQUIRE_GPU();
+  using Single = Instance<CausalMask, ContiguousKv, false, 4, false, 16, 16, 16, 128, 4, true>;
+  DecodeParams p;
+  p.batch = 1;
+  p.heads = 8;
+  p.kv_heads = 2;
+  p.q_len = 2;
+  EXPECT_EQ(launch_decode<Single>(p, nullptr), cudaErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace mha
