@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "gpu/point_runner.h"
 #include "gpu/problem_data.h"
@@ -21,10 +23,16 @@ Problem make_problem(const KernelTraits& t, const std::string& spec) {
   std::string why;
   std::string full = spec + ",kv_dtype=" + cache_dtype(t);
   if (t.soft_cap) full += ",soft_cap=20";
+  if (t.multi_token) full += ",q_len=3";  // a multi-token kernel computes several tokens
   auto problems = instantiate(parse_problem_spec(full), t, &why);
-  EXPECT_FALSE(problems.empty()) << why;
+  if (problems.empty()) throw std::logic_error("no problem of '" + full + "': " + why);
   problems.front().seed = 7;
   return problems.front();
+}
+
+KernelTraits several_tokens(KernelTraits t) {
+  t.multi_token = true;
+  return t;
 }
 
 KernelTraits family(const std::string& dtype, int depth, int group, const std::string& kv,
@@ -68,6 +76,11 @@ TEST(GpuReference, MatchesCpuReference) {
        "lengths=300:1:129,kv_heads=4,page_size=16,kv_dtype=e4m3,kv_scale=head"},
       {family("fp16", 64, 2, "contig", "null", true, "e5m2", true),
        "batch=2,kv_heads=2,keys=700,kv_dtype=e5m2,soft_cap=3,q_std=4"},
+      // Several query tokens, each masked at its own position (some before the first key).
+      {several_tokens(family("bf16", 128, 4, "contig", "causal", false)),
+       "lengths=300:1:129,kv_heads=2,q_len=5"},
+      {several_tokens(family("fp16", 64, 8, "paged", "window", true)),
+       "lengths=700:3,kv_heads=2,page_size=16,window=4,q_len=8"},
   };
   for (const auto& [traits, spec] : cases) {
     std::string why;

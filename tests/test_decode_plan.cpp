@@ -53,6 +53,24 @@ TEST(DecodePlan, FixedSplitsSizeTheirPartials) {
   EXPECT_EQ(cluster.workspace_bytes(), 0u);
 }
 
+TEST(DecodePlan, SeveralQueryTokensTakeAMultiTokenKernelAndSizeEveryTokensPartials) {
+  // configs/tiles/ci.json compiles a multi-token causal kernel of Llama-3-8B's family.
+  mha::DecodePlanOptions o = llama(3, 4096, "4");
+  o.shape.mask = "causal";
+  o.shape.q_len = 4;
+  const mha::DecodePlan plan = made(o);
+  EXPECT_TRUE(plan.kernel().traits.multi_token) << plan.kernel().name;
+  EXPECT_EQ(plan.workspace_bytes(), partial_bytes(3u * 4 * 32 * 4, 128));
+  o.shape.q_len = 1;  // one token: never the multi-token kernel (the build has no causal other)
+  mha::DecodePlan single;
+  EXPECT_EQ(mha::DecodePlan::make(o, &single).code, mha::DecodeStatusCode::kNotCompiled);
+  o.shape.q_len = 17;
+  mha::DecodePlan refused;
+  const mha::DecodeStatus s = mha::DecodePlan::make(o, &refused);
+  EXPECT_EQ(s.code, mha::DecodeStatusCode::kInvalidArgument);
+  EXPECT_NE(s.message.find("q_len"), std::string::npos) << s.message;
+}
+
 TEST(DecodePlan, SplitPlansHoldTheirWorkListAndPartials) {
   const mha::DecodePlan plan = made(llama(8, 70000, "plan2x128"));
   EXPECT_TRUE(plan.needs_lengths());

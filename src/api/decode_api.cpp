@@ -28,7 +28,7 @@ bool computes_shape(const KernelTraits& t, const DecodeShape& s) {
   return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
          cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap && t.out_dtype == s.out_dtype &&
          t.depth == s.depth && t.group == s.heads / s.kv_heads && t.kv == s.kv &&
-         t.mask == s.mask && t.has_sink == s.has_sink && !t.multi_token;  // one query token
+         t.mask == s.mask && t.has_sink == s.has_sink && t.multi_token == (s.q_len > 1);
 }
 
 // The run-time table (load_decode_defaults, or MHA_TUNE_DEFAULTS read at the first choice); null:
@@ -104,6 +104,7 @@ ProblemShape model_shape(const DecodeShape& s) {
   p.mask = s.mask;
   p.has_sink = s.has_sink;
   p.keys = std::max(1, s.max_keys);
+  p.q_len = s.q_len;
   return p;
 }
 
@@ -144,8 +145,8 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   if (table.sm_count != sm_count) return false;  // measured on another GPU model
   const int group = s.heads / s.kv_heads;
   DefaultsQuery q;
-  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap), s.depth, group, s.kv, s.mask,
-                         s.has_sink);
+  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap, s.q_len > 1), s.depth, group,
+                         s.kv, s.mask, s.has_sink);
   q.batch_kv_heads = s.batch * s.kv_heads;
   q.keys = std::max(1, s.max_keys);
   q.ragged = s.ragged;
@@ -209,10 +210,10 @@ DecodeChoice choose(const DecodeShape& s, int sm_count, bool plans) {
   // The family's first compiled kernel, partitions from the table's rule (it scales with the SM
   // count, and counts every row block of a KV head: a group larger than the tile's BM).
   const PartitionRule& rule = loaded ? loaded->rule : compiled.rule;
-  const int group = s.heads / s.kv_heads, work_units = s.batch * s.kv_heads;
+  const int work_units = s.batch * s.kv_heads;
   for (const KernelEntry& k : kernel_registry()) {
     if (!computes_shape(k.traits, s)) continue;
-    const int blocks = (group + k.traits.bm - 1) / std::max(1, k.traits.bm);
+    const int blocks = row_blocks_per_kv_head(k.traits, s.q_len);
     c.kernel = &k;
     if (plans && s.ragged) {
       // The plan's default knobs cost 1.006x the best measured over the ragged suite

@@ -35,6 +35,9 @@ struct DecodeShape {
   int depth = 128, heads = 32, kv_heads = 8, batch = 1;
   int max_keys = 1;     // the longest sequence of the batch
   bool ragged = false;  // the sequences' lengths differ
+  // Query tokens per sequence (speculative verify steps: 2..8 drafts); token t of a sequence of n
+  // keys sits at position n - q_len + t. Several run on the multi-token kernels.
+  int q_len = 1;
 };
 
 // A kernel and a partition count for a shape, and how they were chosen.
@@ -63,7 +66,8 @@ DecodeChoice choose_decode(const DecodeShape& shape, int sm_count);
 // and for a ragged shape without an entry the default plan instead of the rule's count.
 DecodeChoice choose_decode_with_plans(const DecodeShape& shape, int sm_count);
 
-// Whether the instance computes the shape (dtypes, depth, group, cache, mask, sink, soft cap).
+// Whether the instance computes the shape (dtypes, depth, group, cache, mask, sink, soft cap, one
+// query token or several).
 bool kernel_computes(const KernelEntry& kernel, const DecodeShape& shape);
 
 // Loads the table choose_decode answers from first. Without a call, the file the environment

@@ -42,6 +42,7 @@ std::string check_shape(const DecodeShape& s) {
   if (s.kv_heads < 1 || s.heads < 1 || s.heads % s.kv_heads != 0)
     return "shape.heads must be a positive multiple of shape.kv_heads";
   if (s.depth < 1) return "shape.depth must be positive";
+  if (s.q_len < 1 || s.q_len > 16) return "shape.q_len (query tokens a sequence) must be 1..16";
   if (s.kv != "contig" && s.kv != "paged" && s.kv != "paged_hnd")
     return "shape.kv '" + s.kv + "' is not contig, paged or paged_hnd";
   return "";
@@ -60,8 +61,9 @@ DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry*
       return failure(DecodeStatusCode::kNotCompiled,
                      "kernel '" + o.kernel + "' is not compiled into this build");
     if (!kernel_computes(**kernel, o.shape))
-      return invalid("kernel '" + o.kernel +
-                     "' does not compute this shape (dtype, depth, group, cache, mask, sink)");
+      return invalid(
+          "kernel '" + o.kernel +
+          "' does not compute this shape (dtype, depth, group, cache, mask, sink, q_len)");
     *reason = "kernel given by the caller; split of the defaults' choice: " + choice.reason;
   }
   if (*kernel == nullptr) return failure(DecodeStatusCode::kNotCompiled, choice.reason);
@@ -79,14 +81,15 @@ DecodeStatus choose(const DecodePlanOptions& o, int sm_count, const KernelEntry*
 
 // Visible key ranges of a step's sequences under the shape's mask.
 std::vector<VisibleRange> visible_ranges(const int* lengths, int batch, const std::string& mask,
-                                         int window, int chunk) {
+                                         int window, int chunk, int q_len) {
   const MaskKind kind = mask == "window"    ? MaskKind::kWindow
                         : mask == "chunked" ? MaskKind::kChunked
                         : mask == "causal"  ? MaskKind::kCausal
                                             : MaskKind::kNull;
   std::vector<VisibleRange> ranges;
   ranges.reserve(static_cast<size_t>(batch));
-  for (int b = 0; b < batch; ++b) ranges.push_back(visible_range(lengths[b], kind, window, chunk));
+  for (int b = 0; b < batch; ++b)
+    ranges.push_back(visible_range(lengths[b], kind, window, chunk, q_len));
   return ranges;
 }
 
@@ -94,7 +97,7 @@ bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % kAlig
 
 // Every row the kernels copy is 16 bytes aligned: its base and every stride.
 std::string check_view(const char* name, const void* base, long long seq_stride, int head_stride,
-                       int key_stride, int elem_bytes) {
+                       long long key_stride, int elem_bytes) {
   const long long align_elems = kAlign / elem_bytes;
   if (!aligned(base)) return std::string(name) + ": not 16-byte aligned";
   if (seq_stride < 0 || head_stride < 0 || key_stride < 0)
@@ -135,7 +138,7 @@ DecodeStatus DecodePlan::make(const DecodePlanOptions& o, DecodePlan* plan) {
   size_t at = 0;
   if (is_split_plan(p.split_)) {
     p.plan_target_.tile_keys = t.bn;
-    p.plan_target_.blocks_per_item = s.kv_heads * ((t.group + t.bm - 1) / t.bm);
+    p.plan_target_.blocks_per_item = s.kv_heads * row_blocks_per_kv_head(t, s.q_len);
     p.plan_target_.sm_count = sm_count;
     p.plan_knobs_ = decode_split_plan(p.split_);
     p.plan_capacity_ = split_plan_capacity(s.batch, p.plan_target_, p.plan_knobs_);
@@ -144,13 +147,14 @@ DecodeStatus DecodePlan::make(const DecodePlanOptions& o, DecodePlan* plan) {
     p.seqs_at_ = p.count_at_ + kAlign;
     at = align_up(p.seqs_at_ + sizeof(SeqSplit) * size_t(s.batch));
     // Sequences of one chunk write no partials: the work items bound the partial rows.
-    p.partial_rows_ = size_t(p.plan_capacity_) * size_t(s.heads);
+    p.partial_rows_ = size_t(p.plan_capacity_) * size_t(s.heads) * size_t(s.q_len);
   } else {
     const int count = split_partitions(p.split_);
     const bool cluster = is_cluster_split(p.split_);
     if (cluster && (count < 2 || count > kMaxClusterPartitions))
       return invalid("split: a cluster combines 2 to 8 partitions");
-    if (!cluster && count > 1) p.partial_rows_ = size_t(s.batch) * size_t(s.heads) * size_t(count);
+    if (!cluster && count > 1)
+      p.partial_rows_ = size_t(s.batch) * size_t(s.heads) * size_t(s.q_len) * size_t(count);
   }
   p.partials_at_ = at;
   p.workspace_bytes_ = p.partial_rows_ > 0 || is_split_plan(p.split_)
@@ -177,8 +181,9 @@ DecodeStatus DecodePlan::set_lengths(const int* lengths, int batch, void* worksp
                                                           " keys, outside the plan's 0.." +
                                                           std::to_string(shape_.max_keys));
   }
-  const SplitPlan built = build_split_plan(
-      visible_ranges(lengths, batch, shape_.mask, window_, chunk_), plan_target_, plan_knobs_);
+  const SplitPlan built =
+      build_split_plan(visible_ranges(lengths, batch, shape_.mask, window_, chunk_, shape_.q_len),
+                       plan_target_, plan_knobs_);
   const int items = static_cast<int>(built.work.size());
   if (items > plan_capacity_)
     return failure(DecodeStatusCode::kOverCapacity,
@@ -221,10 +226,13 @@ std::string check_views(const DecodePlan& plan, const DecodeArgs& a) {
   const DecodeShape& s = plan.shape();
   const int q_bytes = element_bytes(s.dtype), out_bytes = element_bytes(s.out_dtype);
   const int kv_bytes = cache_element_bytes(s);
-  if (std::string why = check_view("q", a.q, a.q_seq_stride, a.q_head_stride, 0, q_bytes);
+  // A token stride is checked as a third stride of the row (q and out have no key axis).
+  if (std::string why =
+          check_view("q", a.q, a.q_seq_stride, a.q_head_stride, a.q_token_stride, q_bytes);
       !why.empty())
     return why;
-  if (std::string why = check_view("out", a.out, a.out_seq_stride, a.out_head_stride, 0, out_bytes);
+  if (std::string why = check_view("out", a.out, a.out_seq_stride, a.out_head_stride,
+                                   a.out_token_stride, out_bytes);
       !why.empty())
     return why;
   for (const void* cache : {a.k_cache, a.v_cache}) {
@@ -290,9 +298,12 @@ DecodeStatus run(const DecodePlan& plan, const DecodeArgs& a, cudaStream_t strea
   p.chunk = a.chunk != 0 ? a.chunk : plan.chunk_;
   p.scale = a.scale != 0.f ? a.scale : 1.f / std::sqrt(static_cast<float>(s.depth));
   p.soft_cap = a.soft_cap;
+  p.q_len = s.q_len;
   p.q_seq_stride = a.q_seq_stride;
+  p.q_token_stride = a.q_token_stride;
   p.q_head_stride = a.q_head_stride;
   p.out_seq_stride = a.out_seq_stride;
+  p.out_token_stride = a.out_token_stride;
   p.out_head_stride = a.out_head_stride;
   p.kv_seq_stride = a.kv_seq_stride;
   p.kv_key_stride = a.kv_key_stride;

@@ -94,8 +94,8 @@ class DecodePlan {
 struct DecodeArgs {
   int batch =
       0;  // this step's sequences, at most the plan's capacity (a split plan: set_lengths's)
-  const void* q = nullptr;  // [batch][heads][depth] of the shape's dtype
-  long long q_seq_stride = 0;
+  const void* q = nullptr;  // [batch][q_len][heads][depth] of the shape's dtype
+  long long q_seq_stride = 0, q_token_stride = 0;
   int q_head_stride = 0;
   const void* k_cache = nullptr;  // contiguous: [capacity][max_keys][kv_heads][depth]; paged:
   const void* v_cache = nullptr;  // [pages][page_size][kv_heads][depth] (paged_hnd: heads first)
@@ -111,10 +111,10 @@ struct DecodeArgs {
   float scale = 0.f;  // 0: 1 / sqrt(depth)
   float soft_cap = 0.f;
   int window = 0, chunk = 0;  // 0: the plan's (a split plan takes no other)
-  void* out = nullptr;        // [batch][heads][depth] of the shape's out_dtype
-  long long out_seq_stride = 0;
+  void* out = nullptr;        // [batch][q_len][heads][depth] of the shape's out_dtype
+  long long out_seq_stride = 0, out_token_stride = 0;
   int out_head_stride = 0;
-  float* lse = nullptr;       // optional [batch][heads]: ln sum exp(score) of each row
+  float* lse = nullptr;       // optional [batch][q_len][heads]: ln sum exp(score) of each row
   void* workspace = nullptr;  // plan.workspace_bytes(), 16-byte aligned
 };
 

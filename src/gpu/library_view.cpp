@@ -20,6 +20,7 @@ DecodeShape decode_shape_of(const Problem& problem) {
   d.kv_heads = s.kv_heads;
   d.batch = s.batch;
   d.max_keys = std::max(1, problem.max_length());
+  d.q_len = s.q_len;
   for (int n : problem.lengths) d.ragged = d.ragged || n != problem.lengths.front();
   return d;
 }
