@@ -147,6 +147,39 @@ Report empty_report() {
   return r;
 }
 
+TEST(Select, QueryLengthsAreBucketsOfTheirOwn) {
+  // One multi-token shape at 2 and 8 tokens: bn32 wins at 2, bn64 at 8. Each q_len is its own
+  // bucket, named _q<N>, and the lookup takes the nearest q_len's.
+  Report r = empty_report();
+  auto row = [](int bn, int q_len, double us) {
+    KernelTraits t = tile(bn, bn == 32 ? 2 : 4);
+    t.mask = "causal";
+    t.multi_token = true;
+    ResultRow row = make_row(t, 1, 8192, 4, us);
+    row.problem.mask = "causal";
+    row.problem.q_len = q_len;
+    row.problem.name += "_q" + std::to_string(q_len);
+    return row;
+  };
+  r.rows = {row(32, 2, 10), row(64, 2, 12), row(32, 8, 15), row(64, 8, 13)};
+  const Selection s = select_defaults({r}, {"r.json"});
+  ASSERT_EQ(s.buckets.size(), 2u);
+  EXPECT_EQ(s.buckets[0].key.q_len, 2);
+  EXPECT_EQ(s.buckets[0].traits.bn, 32);
+  EXPECT_EQ(s.buckets[1].traits.bn, 64);
+  EXPECT_NE(bucket_name(s.buckets[1].key).find("bf16_mt_"), std::string::npos);
+  EXPECT_NE(bucket_name(s.buckets[1].key).find("_q8"), std::string::npos);
+  // Query lengths apart by powers of two: 3 is nearest 2, 16 nearest 8.
+  auto nearest_bn = [&](int q_len) {
+    return lookup_config(s, "bf16_mt", 128, 4, "contig", "causal", 8, 8192, kSmCount, false, q_len)
+        .bucket->traits.bn;
+  };
+  EXPECT_EQ(nearest_bn(3), 32);
+  EXPECT_EQ(nearest_bn(16), 64);
+  ASSERT_EQ(s.q_len_holdout.size(), 2u);
+  EXPECT_EQ(s.q_len_holdout[0].held_out, "q_len=2");
+}
+
 // One shape's rows on tile bn64/4 stages: fixed counts timed by `fixed`, and one other split
 // (a plan or a cluster split) timed `split_us`.
 void add_shape(Report& r, int batch, int keys, std::initializer_list<int> counts,

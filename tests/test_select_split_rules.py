@@ -66,7 +66,7 @@ class SelectSplitRules(unittest.TestCase):
             self.assertIn(key, j)
         self.assertEqual(sorted(j["cost"]), ["definition", "geomean", "holdout_by_batch",
                                              "holdout_by_family", "holdout_by_length",
-                                             "holdout_definition", "problems",
+                                             "holdout_by_q_len", "holdout_definition", "problems",
                                              "ragged_holdout_by_half", "worst"])
         rules = j["split_rules"]["rules"]
         self.assertEqual([r["rule"] for r in rules], RULES)

@@ -39,8 +39,11 @@ int family_distance(const KernelTraits& fitted, const ProblemShape& p) {
 
 int model_group(const ProblemShape& p) { return p.kv_heads > 0 ? p.heads / p.kv_heads : p.heads; }
 
+int model_rows(const ProblemShape& p) { return model_group(p) * std::max(1, p.q_len); }
+
 int visible_keys(const ProblemShape& p, int length) {
-  const VisibleRange r = visible_range(length, mask_from_name(p.mask), p.window, p.chunk);
+  const VisibleRange r =
+      visible_range(length, mask_from_name(p.mask), p.window, p.chunk, std::max(1, p.q_len));
   return r.end - r.begin;
 }
 
@@ -51,7 +54,7 @@ StepGeometry step_geometry(const KernelTraits& t, const ProblemShape& p, int par
   g.is_cluster = is_cluster_split(partitions);
   g.has_reduce = parts > 1 && !g.is_cluster;
   const int bn = std::max(1, t.bn), bm = std::max(1, t.bm);
-  const double row_blocks = (model_group(p) + bm - 1) / bm;
+  const double row_blocks = (model_rows(p) + bm - 1) / bm;
   const double bytes_per_key = 2.0 * p.depth * element_bytes(p.kv_dtype);
   // The row blocks of one KV head read the same K/V: the first from HBM, the others at
   // `reread_fraction` of its cost (0: L2 serves them, 1: each costs a full read).
@@ -73,7 +76,8 @@ StepGeometry step_geometry(const KernelTraits& t, const ProblemShape& p, int par
   g.blocks *= p.kv_heads * row_blocks;
   g.tiles_per_block = std::ceil(max_tiles / parts);
   if (g.has_reduce)
-    g.partial_bytes = 2.0 * sequences * p.heads * parts * (p.depth + 2) * sizeof(float);
+    g.partial_bytes =
+        2.0 * sequences * p.heads * std::max(1, p.q_len) * parts * (p.depth + 2) * sizeof(float);
   return g;
 }
 

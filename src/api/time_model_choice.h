@@ -22,6 +22,8 @@ std::string tile_id(const KernelTraits& t);
 
 // Query heads per KV head of a shape.
 int model_group(const ProblemShape& p);
+// Query rows per KV head: its heads for each of the step's q_len tokens (what a tile's BM holds).
+int model_rows(const ProblemShape& p);
 // Keys each sequence's step reads: the mask's visible run ending at the query.
 int visible_keys(const ProblemShape& p, int length);
 

@@ -22,9 +22,10 @@ int auto_partitions(const PartitionRule& rule, int sm_count, int work_units, int
 // loading q, writing partials and reducing them stays small), at most 64 partitions.
 inline PartitionRule default_partition_rule() { return PartitionRule{}; }
 // The blocks one partition launches: batch x kv_heads (work_units) times the row blocks of each
-// KV head (a group larger than the tile's BM takes several). What the rule must count.
-inline int rule_work_units(int work_units, int group, int bm) {
-  return work_units * ((group + bm - 1) / (bm > 0 ? bm : 1));
+// KV head (its rows: the group, times q_len with several query tokens; more rows than the tile's
+// BM take several). What the rule must count.
+inline int rule_work_units(int work_units, int rows_per_kv_head, int bm) {
+  return work_units * ((rows_per_kv_head + bm - 1) / (bm > 0 ? bm : 1));
 }
 
 }  // namespace mha

@@ -36,7 +36,8 @@ static RuleFit rule_cost(const PartitionRule& rule, const Subset& problems,
     const BucketChoice* b = exact_bucket(buckets, q->bucket);
     if (!b) continue;
     const int p = auto_partitions(
-        rule, sm_count, rule_work_units(q->bucket.work_units, q->bucket.group, b->traits.bm),
+        rule, sm_count,
+        rule_work_units(q->bucket.work_units, q->bucket.group * q->bucket.q_len, b->traits.bm),
         q->shape.keys);
     const double t = time_near(*q, tile_id(b->traits), p);
     if (t < 0) continue;

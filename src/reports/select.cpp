@@ -86,8 +86,9 @@ DefaultChoice choose_default(const Selection& s, const ProblemShape& shape,
 DefaultChoice table_choice(const Selection& s, const ProblemShape& shape) {
   DefaultChoice c;
   const BucketKey key = bucket_of(shape);
-  const ConfigLookup l = lookup_config(s, key.dtype, shape.depth, key.group, shape.kv, shape.mask,
-                                       key.work_units, shape.keys, s.sm_count, key.ragged);
+  const ConfigLookup l =
+      lookup_config(s, key.dtype, shape.depth, key.group, shape.kv, shape.mask, key.work_units,
+                    shape.keys, s.sm_count, key.ragged, key.q_len);
   if (!l.bucket) return c;
   c.source = "table";
   c.kernel = l.bucket->kernel;
@@ -162,9 +163,10 @@ Selection select_defaults(const std::vector<Report>& reports,
     const BucketChoice* b = exact_bucket(s.buckets, q->bucket);
     const double rule_t = time_near(
         *q, tile_id(b->traits),
-        auto_partitions(s.rule, sm_count,
-                        rule_work_units(q->bucket.work_units, q->bucket.group, b->traits.bm),
-                        q->shape.keys));
+        auto_partitions(
+            s.rule, sm_count,
+            rule_work_units(q->bucket.work_units, q->bucket.group * q->bucket.q_len, b->traits.bm),
+            q->shape.keys));
     c.rule_cost = rule_t < 0 ? 0 : rule_t / q->best_us;
     const ModelChoice m = choose_by_model(s.model, q->shape, measured_on(*q));
     const double model_t = m.tile ? time_near(*q, m.tile->tile, m.partitions) : -1;
@@ -228,6 +230,24 @@ Selection select_defaults(const std::vector<Report>& reports,
       hold_each([](const MeasuredProblem& q) { return std::to_string(q.shape.batch); }, "batch");
   s.family_holdout =
       hold_each([](const MeasuredProblem& q) { return model_family(q.shape); }, "family");
+  // Query lengths among the multi-token problems (single-token ones stay in every refit).
+  {
+    Subset several;
+    for (const MeasuredProblem* q : all)
+      if (q->shape.q_len > 1) several.push_back(q);
+    std::map<int, Subset> by_q_len;
+    for (const MeasuredProblem* q : several) by_q_len[q->shape.q_len].push_back(q);
+    if (by_q_len.size() >= 2) {
+      for (const auto& [q_len, test] : by_q_len) {
+        Subset train;
+        for (const MeasuredProblem* q : all)
+          if (q->shape.q_len != q_len) train.push_back(q);
+        HoldoutCost h = held_out(train, test);
+        h.held_out = fmt::format("q_len={}", q_len);
+        s.q_len_holdout.push_back(h);
+      }
+    }
+  }
   std::set<int> lengths;
   for (const MeasuredProblem* q : all) lengths.insert(q->shape.keys);
   if (lengths.size() >= 2) {

@@ -30,6 +30,7 @@ struct BucketKey {
   int work_units = 0;   // batch * kv_heads
   int length_log2 = 0;  // of the longest sequence
   bool ragged = false;  // the sequences' lengths differ (is_ragged_batch)
+  int q_len = 1;        // query tokens per sequence (a multi-token family's tiles depend on it)
   bool operator<(const BucketKey& o) const;
   bool operator==(const BucketKey& o) const;
 };
@@ -115,6 +116,7 @@ struct Selection {
       ragged_holdout;                      // two halves; empty with fewer than four ragged problems
   std::vector<HoldoutCost> batch_holdout;  // each batch size held out (two or more sizes)
   std::vector<HoldoutCost> family_holdout;  // each kernel family held out (two or more families)
+  std::vector<HoldoutCost> q_len_holdout;   // each query length held out (two or more q_len > 1)
   // One per split_rules() entry, in that order, then the split plan at its best swept knobs
   // (when the reports hold plans).
   std::vector<SplitRuleCost> split_rules;
@@ -134,7 +136,7 @@ struct ConfigLookup {
 // kv that has one, any other batch the bucket's plan or, for a count, the rule's partitions.
 ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int depth, int group,
                            const std::string& kv, const std::string& mask, int batch_kv_heads,
-                           int keys, int sm_count, bool ragged = false);
+                           int keys, int sm_count, bool ragged = false, int q_len = 1);
 
 // What select's defaults answer for a shape: the measured bucket's own choice when its bucket was
 // measured on a GPU of this SM count ("bucket"); else the time model's tile and split for a

@@ -113,14 +113,16 @@ int bucket_distance(const BucketKey& a, const BucketKey& b) {
   return 16 * (a.kv != b.kv) + 8 * (a.ragged != b.ragged) + 4 * (a.mask != b.mask) +
          2 * std::abs(select_ilog2(a.group) - select_ilog2(b.group)) +
          std::abs(select_ilog2(a.work_units) - select_ilog2(b.work_units)) +
+         2 * std::abs(select_ilog2(a.q_len) - select_ilog2(b.q_len)) +
          std::abs(a.length_log2 - b.length_log2);
 }
 
 int length_log2(int keys) { return select_ilog2(keys); }
 
 bool BucketKey::operator<(const BucketKey& o) const {
-  return std::tie(dtype, depth, group, kv, mask, work_units, length_log2, ragged) <
-         std::tie(o.dtype, o.depth, o.group, o.kv, o.mask, o.work_units, o.length_log2, o.ragged);
+  return std::tie(dtype, depth, group, kv, mask, work_units, length_log2, ragged, q_len) <
+         std::tie(o.dtype, o.depth, o.group, o.kv, o.mask, o.work_units, o.length_log2, o.ragged,
+                  o.q_len);
 }
 
 bool BucketKey::operator==(const BucketKey& o) const { return !(*this < o) && !(o < *this); }
@@ -135,6 +137,7 @@ BucketKey bucket_of(const ProblemShape& p) {
   b.work_units = p.batch * p.kv_heads;
   b.length_log2 = length_log2(p.keys);
   b.ragged = is_ragged_batch(p);
+  b.q_len = std::max(1, p.q_len);
   return b;
 }
 
@@ -145,14 +148,16 @@ bool is_ragged_batch(const ProblemShape& p) {
 }
 
 std::string bucket_name(const BucketKey& b) {
-  return fmt::format("{}_d{}_g{}_{}_{}_wu{}_n2^{}{}", b.dtype, b.depth, b.group, b.kv, b.mask,
-                     b.work_units, b.length_log2, b.ragged ? "_ragged" : "");
+  return fmt::format("{}_d{}_g{}_{}_{}_wu{}_n2^{}{}{}", b.dtype, b.depth, b.group, b.kv, b.mask,
+                     b.work_units, b.length_log2, b.ragged ? "_ragged" : "",
+                     b.q_len > 1 ? fmt::format("_q{}", b.q_len) : "");
 }
 
 ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int depth, int group,
                            const std::string& kv, const std::string& mask, int batch_kv_heads,
-                           int keys, int sm_count, bool ragged) {
-  BucketKey want{dtype, depth, group, kv, mask, batch_kv_heads, length_log2(keys), ragged};
+                           int keys, int sm_count, bool ragged, int q_len) {
+  BucketKey want{
+      dtype, depth, group, kv, mask, batch_kv_heads, length_log2(keys), ragged, std::max(1, q_len)};
   ConfigLookup l;
   int best_distance = std::numeric_limits<int>::max();
   int ragged_plan = 0, plan_distance = std::numeric_limits<int>::max();
@@ -182,7 +187,8 @@ ConfigLookup lookup_config(const Selection& s, const std::string& dtype, int dep
     l.partitions = l.bucket->partitions;
   else
     l.partitions = auto_partitions(
-        s.rule, sm_count, rule_work_units(batch_kv_heads, group, l.bucket->traits.bm), keys);
+        s.rule, sm_count, rule_work_units(batch_kv_heads, group * want.q_len, l.bucket->traits.bm),
+        keys);
   return l;
 }
 

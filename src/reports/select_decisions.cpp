@@ -15,6 +15,9 @@ namespace {
 constexpr int kMaxWorkHalfOctave = 26;  // 8,192 = 2^13 units of batch x KV heads
 constexpr int kMinKeysHalfOctave = 12;  // 64 keys
 constexpr int kMaxKeysHalfOctave = 36;  // 262,144 keys
+// The query length a multi-token family's grid is laid out at (the table has no q_len axis):
+// the middle of the 2..8 drafts verify steps check.
+constexpr int kGridQueryTokens = 4;
 
 // A shape of the family of `t` at a grid point: KV heads 1, so batch is the work units (the model
 // and the buckets read batch x KV heads only, and batch x heads for the partials).
@@ -31,6 +34,7 @@ ProblemShape grid_shape(const KernelTraits& t, int work_half_octave, int keys_ha
   p.kv = t.kv;
   p.mask = t.mask;
   p.has_sink = t.has_sink;
+  p.q_len = t.multi_token ? kGridQueryTokens : 1;
   p.batch = std::max(1, static_cast<int>(std::lround(std::pow(2.0, work_half_octave / 2.0))));
   p.keys = static_cast<int>(std::lround(std::pow(2.0, keys_half_octave / 2.0)));
   p.name = "grid";

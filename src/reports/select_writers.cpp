@@ -120,7 +120,8 @@ json selection_to_json(const Selection& s) {
                 {"holdout_by_length", holdout},
                 {"ragged_holdout_by_half", ragged_holdout},
                 {"holdout_by_batch", holdout_json(s.batch_holdout)},
-                {"holdout_by_family", holdout_json(s.family_holdout)}}},
+                {"holdout_by_family", holdout_json(s.family_holdout)},
+                {"holdout_by_q_len", holdout_json(s.q_len_holdout)}}},
               {"failed_problems", s.failed_problems},
               {"untuned_buckets", s.untuned_buckets},
               {"time_model", time_model_to_json(s.model)},
@@ -173,6 +174,7 @@ std::string selection_summary(const Selection& s) {
   holdout_table(s.holdout, "Each length held out" + how);
   holdout_table(s.batch_holdout, "Each batch size held out" + how);
   holdout_table(s.family_holdout, "Each kernel family held out" + how);
+  holdout_table(s.q_len_holdout, "Each query length held out (multi-token problems)" + how);
   holdout_table(s.ragged_holdout,
                 "Ragged batches held out by halves (alternate mixes; refit on the other half and "
                 "every uniform problem)" +

@@ -70,7 +70,7 @@ int fitted_split(const SplitRuleInput& in) {
   return auto_partitions(
       in.fitted, in.sm_count,
       rule_work_units(in.shape.batch * in.shape.kv_heads,
-                      in.shape.heads / std::max(1, in.shape.kv_heads), in.tile.bm),
+                      in.shape.heads / std::max(1, in.shape.kv_heads) * in.shape.q_len, in.tile.bm),
       in.shape.keys);
 }
 

@@ -142,7 +142,11 @@ TileModel fit_tile(const std::vector<const TimeSample*>& samples, int sm_count, 
       first.traits.bn * 2.0 * first.shape.depth * element_bytes(first.shape.kv_dtype);
   const double tile_us_floor =
       full_tile_bytes / (kBlockRateOfSmShare * peak_bytes_per_us / std::max(1, sm_count));
-  const bool shares_tiles = first.traits.bm < model_group(first.shape);
+  // Several row blocks of a KV head read its tiles (in any sample: a multi-token tile's rows grow
+  // with the samples' q_len).
+  bool shares_tiles = false;
+  for (const TimeSample* s : samples)
+    shares_tiles = shares_tiles || s->traits.bm < model_rows(s->shape);
   double best_loss = std::numeric_limits<double>::infinity();
   for (double reread : kRereadFractions) {
     if (!shares_tiles && reread > 0) break;  // one row block per KV head: nothing is re-read

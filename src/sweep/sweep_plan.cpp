@@ -20,7 +20,8 @@ namespace mha {
 void resolve_partitions(Problem& p, const PartitionRule& rule, int sm_count,
                         const KernelTraits& kernel) {
   if (p.partitions_auto) {
-    const int units = rule_work_units(p.shape.batch * p.shape.kv_heads, p.group(), kernel.bm);
+    const int units =
+        rule_work_units(p.shape.batch * p.shape.kv_heads, p.group() * p.shape.q_len, kernel.bm);
     p.partitions.push_back(auto_partitions(rule, sm_count, units, p.shape.keys));
   }
   // One order everywhere: split plans (negative) first, then counts ascending.
