@@ -36,6 +36,9 @@ struct SeqSplit {
 // A sequence's query rows are its heads x q_len (token, head) pairs, numbered KV head first, then
 // token, then the head within the group: r = (kv_head * q_len + t) * group + g. So the rows of one
 // KV head are consecutive, and a block of them reads that head's K/V once for all its tokens.
+// Query tokens a step may carry per sequence (DecodeParams::q_len), as problems, reports and the
+// library check it: speculative verify steps check a few drafts (2..8 in practice).
+constexpr int kMaxQueryTokens = 16;
 // Partitions a cluster combine takes (DecodeParams::cluster_combine): the portable cluster size.
 constexpr int kMaxClusterPartitions = 8;
 

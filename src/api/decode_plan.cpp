@@ -42,7 +42,8 @@ std::string check_shape(const DecodeShape& s) {
   if (s.kv_heads < 1 || s.heads < 1 || s.heads % s.kv_heads != 0)
     return "shape.heads must be a positive multiple of shape.kv_heads";
   if (s.depth < 1) return "shape.depth must be positive";
-  if (s.q_len < 1 || s.q_len > 16) return "shape.q_len (query tokens a sequence) must be 1..16";
+  if (s.q_len < 1 || s.q_len > kMaxQueryTokens)
+    return "shape.q_len (query tokens a sequence) must be 1.." + std::to_string(kMaxQueryTokens);
   if (s.kv != "contig" && s.kv != "paged" && s.kv != "paged_hnd")
     return "shape.kv '" + s.kv + "' is not contig, paged or paged_hnd";
   return "";

@@ -87,8 +87,6 @@ constexpr float kDefaultSoftCap = 50.f;
 // no GPU at decode shapes.
 constexpr long long kMaxProblemKeys = 1 << 24;
 constexpr int kMaxProblemCount = 1 << 16;
-// Query tokens per sequence: speculative verify steps check a few drafts (2..8 in practice).
-constexpr int kMaxQueryTokens = 16;
 
 // The K and V bytes of the keys the masks leave visible (at the cache's element size): what the
 // floor reads.
