@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_buffer.h"
 #include "kernels/decode_launch.cuh"
 #include "kernels/reference_kernel.cuh"
 #include "tests/gpu_test_support.h"
@@ -22,24 +23,25 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-// A device allocation of `count` T, freed with the test.
+// A device copy of `host`, and `count` T read back.
 template <typename T>
-struct Device {
-  T* ptr = nullptr;
-  explicit Device(size_t count) {
-    EXPECT_EQ(cudaMalloc(&ptr, std::max<size_t>(count, 1) * sizeof(T)), cudaSuccess);
-  }
-  Device(const std::vector<T>& host) : Device(host.size()) {
-    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
-              cudaSuccess);
-  }
-  ~Device() { cudaFree(ptr); }
-  std::vector<T> read(size_t count) const {
-    std::vector<T> host(count);
-    EXPECT_EQ(cudaMemcpy(host.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return host;
-  }
-};
+DeviceBuffer upload(const std::vector<T>& host) {
+  DeviceBuffer buffer(std::max<size_t>(host.size(), 1) * sizeof(T));
+  EXPECT_EQ(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  return buffer;
+}
+template <typename T>
+std::vector<T> download(const DeviceBuffer& buffer, size_t count) {
+  std::vector<T> host(count);
+  EXPECT_EQ(cudaMemcpy(host.data(), buffer.get(), count * sizeof(T), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  return host;
+}
+template <typename T>
+DeviceBuffer allocate(size_t count) {
+  return DeviceBuffer(std::max<size_t>(count, 1) * sizeof(T));
+}
 
 enum class SplitMode { kReduce, kFused, kCluster };
 
@@ -82,14 +84,18 @@ int mismatches(int q_len, int parts, SplitMode mode) {
       std::copy_n(v.begin() + from, row_elems, v_pages.begin() + to);
     }
 
-  Device<bf16> d_q(q), d_k(k), d_v(v), d_k_pages(k_pages), d_v_pages(v_pages), d_out(rows * kDepth);
-  Device<float> d_sink(sink), d_ref(rows * kDepth), d_scores(rows * kMaxLen), d_lse(rows),
-      d_lse_ref(rows), d_partial_out(rows * parts * kDepth), d_partial_max(rows * parts),
-      d_partial_sum(rows * parts);
-  Device<int> d_lens(kLengths), d_table(table);
-  Device<unsigned> d_counters(rows);
-  EXPECT_EQ(cudaMemset(d_out.ptr, 0xff, rows * kDepth * sizeof(bf16)), cudaSuccess);  // NaN
-  EXPECT_EQ(cudaMemset(d_counters.ptr, 0, rows * sizeof(unsigned)), cudaSuccess);
+  const DeviceBuffer d_q = upload(q), d_k = upload(k), d_v = upload(v), d_k_pages = upload(k_pages),
+                     d_v_pages = upload(v_pages), d_out = allocate<bf16>(rows * kDepth);
+  const DeviceBuffer d_sink = upload(sink), d_ref = allocate<float>(rows * kDepth),
+                     d_scores = allocate<float>(rows * kMaxLen), d_lse = allocate<float>(rows),
+                     d_lse_ref = allocate<float>(rows),
+                     d_partial_out = allocate<float>(rows * parts * kDepth),
+                     d_partial_max = allocate<float>(rows * parts),
+                     d_partial_sum = allocate<float>(rows * parts);
+  const DeviceBuffer d_lens = upload(kLengths), d_table = upload(table),
+                     d_counters = allocate<unsigned>(rows);
+  EXPECT_EQ(cudaMemset(d_out.get(), 0xff, rows * kDepth * sizeof(bf16)), cudaSuccess);  // NaN
+  EXPECT_EQ(cudaMemset(d_counters.get(), 0, rows * sizeof(unsigned)), cudaSuccess);
 
   DecodeParams p;
   p.batch = batch;
@@ -101,36 +107,38 @@ int mismatches(int q_len, int parts, SplitMode mode) {
   p.window = 37;
   p.chunk = 48;
   p.scale = 1.f / std::sqrt(static_cast<float>(kDepth));
-  p.seq_lens = d_lens.ptr;
-  p.sink_logits = d_sink.ptr;
-  p.q = d_q.ptr;
-  p.out = d_out.ptr;
-  p.k_cache = kPaged ? d_k_pages.ptr : d_k.ptr;
-  p.v_cache = kPaged ? d_v_pages.ptr : d_v.ptr;
+  p.seq_lens = d_lens.get<int>();
+  p.sink_logits = d_sink.get<float>();
+  p.q = d_q.get();
+  p.out = d_out.get();
+  p.k_cache = kPaged ? d_k_pages.get() : d_k.get<bf16>();
+  p.v_cache = kPaged ? d_v_pages.get() : d_v.get<bf16>();
   if (kPaged) {
-    p.page_table = d_table.ptr;
+    p.page_table = d_table.get<int>();
     p.max_pages_per_seq = pages_per_seq;
     set_page_size(p, kPageSize);
   }
-  p.partial_out = d_partial_out.ptr;
-  p.partial_max = d_partial_max.ptr;
-  p.partial_sum = d_partial_sum.ptr;
-  if (mode == SplitMode::kFused) p.split_counters = d_counters.ptr;
+  p.partial_out = d_partial_out.get<float>();
+  p.partial_max = d_partial_max.get<float>();
+  p.partial_sum = d_partial_sum.get<float>();
+  if (mode == SplitMode::kFused) p.split_counters = d_counters.get<unsigned>();
   if (mode == SplitMode::kCluster) p.cluster_combine = true;
-  if (mode != SplitMode::kFused) p.lse = d_lse.ptr;  // the fused reduce writes no LSE
+  if (mode != SplitMode::kFused) p.lse = d_lse.get<float>();  // the fused reduce writes no LSE
   for (int step = 0; step < 2; ++step) EXPECT_EQ(launch_decode<T>(p, nullptr), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
   DecodeParams r = p;
-  r.out = d_ref.ptr;
-  r.lse = d_lse_ref.ptr;
+  r.out = d_ref.get();
+  r.lse = d_lse_ref.get<float>();
   reference_attention_kernel<bf16, bf16, float><<<dim3(heads, batch * q_len), kReferenceThreads>>>(
-      r, d_k.ptr, d_v.ptr, kMaxLen, kDepth, kGroup, T::Mask::kKind, T::kHasSink, d_scores.ptr);
+      r, d_k.get<bf16>(), d_v.get<bf16>(), kMaxLen, kDepth, kGroup, T::Mask::kKind, T::kHasSink,
+      d_scores.get<float>());
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
-  const std::vector<bf16> out = d_out.read(rows * kDepth);
-  const std::vector<float> ref = d_ref.read(rows * kDepth);
-  const std::vector<float> lse = d_lse.read(rows), lse_ref = d_lse_ref.read(rows);
+  const std::vector<bf16> out = download<bf16>(d_out, rows * kDepth);
+  const std::vector<float> ref = download<float>(d_ref, rows * kDepth);
+  const std::vector<float> lse = download<float>(d_lse, rows),
+                           lse_ref = download<float>(d_lse_ref, rows);
   int bad = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     const float o = __bfloat162float(out[i]);
