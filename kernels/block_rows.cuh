@@ -45,17 +45,23 @@ constexpr bool per_row_keys() {
 // The keys the block's rows see. [all_lo, all_end): the keys every row sees, what a warp tests
 // to skip the per-key mask (a single token's whole visible range). With per-row keys, row r's
 // token t = (local0 + r) / group sees [begin_at(first_pos + t), first_pos + t] (first_pos =
-// n - q_len, token 0's position); the masked path computes that per score.
+// n - q_len, token 0's position); the masked path computes that per score. Under the tree mask
+// every row sees the keys before first_pos and token t the drafts its word names (`tree`: the
+// sequence's words); those tiles take the masked path, a word load per score.
 struct KeyBounds {
   int all_lo, all_end;
   int n, first_pos, local0, window, chunk;
+  const unsigned* tree;
 };
 
 template <class T>
-__device__ __forceinline__ KeyBounds key_bounds(const DecodeParams& p, const BlockRows& rows,
+__device__ __forceinline__ KeyBounds key_bounds(const DecodeParams& p, const BlockRows& rows, int b,
                                                 int key_lo, int n) {
-  KeyBounds kb{key_lo, n, n, n - p.q_len, rows.local0, p.window, p.chunk};
-  if constexpr (per_row_keys<T>()) {
+  KeyBounds kb{key_lo, n, n, n - p.q_len, rows.local0, p.window, p.chunk, nullptr};
+  if constexpr (T::Mask::kTreeTokens) {
+    kb.all_end = kb.first_pos > key_lo ? kb.first_pos : key_lo;
+    kb.tree = p.tree_mask + static_cast<long long>(b) * p.q_len;
+  } else if constexpr (per_row_keys<T>()) {
     // The block's first token ends the range every row sees, its last token starts it.
     const int first_token = rows.local0 / T::kGroup;
     const int last_token = (rows.local0 + rows.count - 1) / T::kGroup;
@@ -69,7 +75,11 @@ __device__ __forceinline__ KeyBounds key_bounds(const DecodeParams& p, const Blo
 // not find inside [all_lo, all_end).
 template <class T>
 __device__ __forceinline__ bool row_sees_key(const KeyBounds& kb, int row, int key) {
-  if constexpr (per_row_keys<T>()) {
+  if constexpr (T::Mask::kTreeTokens) {
+    const int q_len = kb.n - kb.first_pos, token = (kb.local0 + row) / T::kGroup;
+    if (token >= q_len) return false;  // a padding row past the last token: no word of its own
+    return key >= kb.all_lo && tree_sees(__ldg(kb.tree + token), key, kb.n, q_len);
+  } else if constexpr (per_row_keys<T>()) {
     const int pos = kb.first_pos + (kb.local0 + row) / T::kGroup;
     return key >= T::Mask::begin_at(pos, kb.window, kb.chunk) && key <= pos && key < kb.n;
   }

@@ -70,7 +70,7 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   kv.prologue_after_q(p, w, seq_len);
   const int num_tiles = block_tiles_read<T>(w);
   kv.prologue_end(p, w, num_tiles);
-  const KeyBounds keys = key_bounds<T>(p, rows, w.key_lo, w.n);
+  const KeyBounds keys = key_bounds<T>(p, rows, w.b, w.key_lo, w.n);
 
   // Key loop: each landed tile folds into the softmax state while the pipeline refills the stage
   // the previous tile freed.

@@ -33,6 +33,7 @@ struct SeqSplit {
 //                  `chunks` consecutive rows: with fixed partitions row
 //                  (b * heads * q_len + r) * partitions + c, with a plan as SeqSplit says.
 //   lse:           [batch][q_len][heads]
+//   tree_mask:     [batch][q_len] 32-bit words (tree-mask kernels only)
 // A sequence's query rows are its heads x q_len (token, head) pairs, numbered KV head first, then
 // token, then the head within the group: r = (kv_head * q_len + t) * group + g. So the rows of one
 // KV head are consecutive, and a block of them reads that head's K/V once for all its tokens.
@@ -120,6 +121,9 @@ struct DecodeParams {
   int q_len = 1;
   // Between a sequence's tokens, in q and out; 0 keeps the packed layout (fill_row_strides).
   long long q_token_stride = 0, out_token_stride = 0;
+  // Tree-mask kernels: [batch][q_len] words, bit j of token t's set where t attends to draft j
+  // (masks.cuh tree_sees). Read only by them.
+  const unsigned* tree_mask = nullptr;
 };
 
 // The decode grid of one step: (partitions, KV heads x row blocks, batch), or with a plan (KV heads

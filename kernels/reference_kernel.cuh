@@ -50,6 +50,7 @@ __global__ void __launch_bounds__(kReferenceThreads)
   auto kv_row = [&](const KvElem* base, int key) {
     return base + ((static_cast<long long>(b) * max_len + key) * p.kv_heads + kv_head) * depth;
   };
+  const TreeWord tree = mask == MaskKind::kTree ? p.tree_mask[blockIdx.y] : 0u;  // [b][token]
   float m = has_sink ? p.sink_logits[head] : -INFINITY;
   for (int j = threadIdx.x; j < n; j += kReferenceThreads) {
     float dot = 0.f;
@@ -57,7 +58,7 @@ __global__ void __launch_bounds__(kReferenceThreads)
     for (int c = 0; c < depth; ++c) dot += ptx::to_float(q[c]) * (ptx::to_float(k[c]) * k_dequant);
     float score = dot * p.scale;
     if (p.soft_cap > 0.f) score = p.soft_cap * tanhf(score / p.soft_cap);
-    s[j] = key_visible(mask, j, n, p.window, p.chunk, p.q_len, token) ? score : -INFINITY;
+    s[j] = key_visible(mask, j, n, p.window, p.chunk, p.q_len, token, tree) ? score : -INFINITY;
     m = fmaxf(m, s[j]);
   }
   m = block_reduce(m, true, scratch);

@@ -22,12 +22,16 @@ def die(msg, code=2):
     sys.exit(code)
 
 
-def visible(np, kind, n, window, chunk, q_len=1, token=0):
-    """Keys token `token` of q_len sees (docs/design.md: it sits at position n - q_len + token)."""
+def visible(np, kind, n, window, chunk, q_len=1, token=0, tree=0):
+    """Keys token `token` of q_len sees (docs/design.md: it sits at position n - q_len + token;
+    under the tree mask it sees the keys before the drafts and the drafts its word `tree` names)."""
     keys = np.arange(n)
     pos = n - q_len + token
     if kind == "null":
         return keys < n
+    if kind == "tree":
+        draft = keys - (n - q_len)
+        return (draft < 0) | (((int(tree) >> np.clip(draft, 0, 31)) & 1) == 1)
     if kind == "window":
         return (keys <= pos) & (keys > pos - window)
     if kind == "chunked":
@@ -61,6 +65,7 @@ def attention(np, problem_dir, manifest, path):
     group = field(manifest, path, "shape", "group")
     kind = field(manifest, path, "mask", "kind")
     window, chunk = field(manifest, path, "mask", "window"), field(manifest, path, "mask", "chunk")
+    tree = load(np, problem_dir / "tree_mask.npy") if kind == "tree" else None
     scale = field(manifest, path, "scale")
     # Manifests written before soft caps were recorded had none to record (0: no cap).
     cap = float(manifest.get("soft_cap", 0) or 0)
@@ -71,7 +76,8 @@ def attention(np, problem_dir, manifest, path):
     out = np.zeros_like(q)
     for b, n in enumerate(lengths):
         for t, h in ((t, h) for t in range(q_len) for h in range(q.shape[2])):
-            seen = visible(np, kind, int(n), window, chunk, q_len, t)
+            seen = visible(np, kind, int(n), window, chunk, q_len, t,
+                           tree[b, t] if tree is not None else 0)
             kv = h // group
             raw = k[b, :n, kv] @ q[b, t, h] * scale
             if cap > 0:  # cap * tanh(s / cap), before the mask and the (uncapped) sink

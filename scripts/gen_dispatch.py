@@ -32,7 +32,8 @@ Config schema (schema_version 1; unknown keys are errors; see configs/README.md)
        "depth": 128,                         64 | 128 | 256
        "group": 4,                           int >= 1 (query heads per KV head)
        "kv": "contig",                       contig | paged (NHD pages) | paged_hnd (HND)
-       "mask": "null",                       null | causal | window | chunked
+       "mask": "null",                       null | causal | window | chunked | tree
+                                             (tree: a bit mask of drafts; multi_token only)
        "sink": false,                        bool
        "tiles": TILES}                       optional, replaces the top-level tiles
     ],
@@ -78,7 +79,7 @@ KV_DTYPES = DTYPES + FP8_DTYPES
 OUT_DTYPES = ("bf16", "fp16", "fp32")
 DEPTHS = (64, 128, 256)
 KVS = ("contig", "paged", "paged_hnd")
-MASKS = ("null", "causal", "window", "chunked")
+MASKS = ("null", "causal", "window", "chunked", "tree")
 TILE_AXES = ("bm", "bn", "bk", "wm", "wn", "threads", "stages", "warp_split_k")
 MAX_BLOCK_POINTS = 100000  # per block and per config; default.json has a few hundred
 
@@ -90,6 +91,7 @@ CPP_MASK = {
     "causal": "CausalMask",
     "window": "SlidingWindowMask",
     "chunked": "ChunkedMask",
+    "tree": "TreeMask",
 }
 
 FAMILY_KEYS = ("name", "description", "dtype", "out_dtype", "kv_dtype", "depth", "group", "kv",
@@ -343,6 +345,9 @@ def load_config_obj(cfg, path="config.json"):
             "soft_cap": _check_bool(fam.get("soft_cap", False), f"{fp}.soft_cap"),
             "multi_token": _check_bool(fam.get("multi_token", False), f"{fp}.multi_token"),
         }
+        if f["mask"] == "tree" and not f["multi_token"]:
+            raise ConfigError(f"{fp}.mask", "value \"tree\" needs \"multi_token\": true (a tree "
+                                            "of one token is the causal mask)")
         f["kv_dtype"] = _check_choice(fam.get("kv_dtype", f["dtype"]), KV_DTYPES, f"{fp}.kv_dtype")
         if f["kv_dtype"] not in (f["dtype"],) + FP8_DTYPES:
             raise ConfigError(f"{fp}.kv_dtype", f"value {json.dumps(f['kv_dtype'])} not allowed "

@@ -13,7 +13,8 @@ TEST(Kinds, EveryNameRoundTrips) {
   for (const std::string& n : dtype_names()) EXPECT_EQ(name_of(dtype_from_name(n)), n);
   for (const std::string& n : kv_names()) EXPECT_EQ(name_of(kv_from_name(n)), n);
   for (const std::string& n : mask_names()) EXPECT_EQ(name_of(mask_from_name(n)), n);
-  EXPECT_EQ(mask_names(), (std::vector<std::string>{"null", "causal", "window", "chunked"}));
+  EXPECT_EQ(mask_names(),
+            (std::vector<std::string>{"null", "causal", "window", "chunked", "tree"}));
 }
 
 TEST(Kinds, UnknownNamesAreRefusedWithTheKnownOnes) {

@@ -124,5 +124,20 @@ TEST(Masks, WindowShorterThanTheStep) {
   }
 }
 
+TEST(Masks, TreeTokensSeeTheCacheAndTheDraftsTheirWordNames) {
+  // 4 drafts over 10 keys (drafts at keys 6..9): token 2's word 0b101 names draft 0 and itself.
+  const TreeWord word = 0b101;
+  for (int key = 0; key < 6; ++key)
+    EXPECT_TRUE(key_visible(MaskKind::kTree, key, 10, 0, 0, 4, 2, word));
+  EXPECT_TRUE(key_visible(MaskKind::kTree, 6, 10, 0, 0, 4, 2, word));
+  EXPECT_FALSE(key_visible(MaskKind::kTree, 7, 10, 0, 0, 4, 2, word));
+  EXPECT_TRUE(key_visible(MaskKind::kTree, 8, 10, 0, 0, 4, 2, word));
+  EXPECT_FALSE(key_visible(MaskKind::kTree, 9, 10, 0, 0, 4, 2, word));
+  EXPECT_FALSE(key_visible(MaskKind::kTree, 10, 10, 0, 0, 4, 2, word));  // past the keys
+  // More drafts than keys: 4 drafts over 2 keys hold drafts 2 and 3 only.
+  EXPECT_TRUE(tree_sees(0b1100, 0, 2, 4));
+  EXPECT_FALSE(tree_sees(0b0100, 1, 2, 4));
+}
+
 }  // namespace
 }  // namespace mha

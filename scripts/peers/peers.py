@@ -71,6 +71,9 @@ def common_why_not(p):
         return f"peers write the output in the query's dtype ({p['dtype']}), not {p['out_dtype']}"
     if p["mask"] == "chunked":
         return "no peer here takes a chunked mask"
+    if p["q_len"] > 1 or p["mask"] == "tree":
+        return (f"this harness's inputs and reference hold one query token per sequence, not "
+                f"{p['q_len']}: its peers are timed on single-token steps only")
     if p["kv_dtype"] in ("bf16", "fp16") and p["kv_dtype"] != p["dtype"]:
         return (f"peers take a 16-bit K/V cache in the query's dtype ({p['dtype']}) only, "
                 f"not {p['kv_dtype']}")

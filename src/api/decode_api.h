@@ -30,7 +30,7 @@ struct DecodeShape {
   std::string kv_dtype;       // "" or dtype: a 16-bit cache; "e4m3" | "e5m2": fp8 with scales
   bool soft_cap = false;      // the kernel soft-caps scores (DecodeParams::soft_cap)
   std::string kv = "contig";  // "contig" | "paged" | "paged_hnd"
-  std::string mask = "null";  // "null" | "causal" | "window" | "chunked"
+  std::string mask = "null";  // "null" | "causal" | "window" | "chunked" | "tree"
   bool has_sink = false;
   int depth = 128, heads = 32, kv_heads = 8, batch = 1;
   int max_keys = 1;     // the longest sequence of the batch

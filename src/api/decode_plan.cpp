@@ -215,6 +215,7 @@ std::string check_pointers(const DecodePlan& plan, const DecodeArgs& a) {
   if (a.seq_lens == nullptr) return "seq_lens: null (the step's lengths, on the device)";
   if (s.kv != "contig" && a.page_table == nullptr) return "page_table: null for a paged cache";
   if (s.has_sink && a.sink_logits == nullptr) return "sink_logits: null for a shape with a sink";
+  if (s.mask == "tree" && a.tree_mask == nullptr) return "tree_mask: null for a tree mask";
   if (is_fp8(s.kv_dtype) && (a.k_scale == nullptr || a.v_scale == nullptr))
     return "k_scale, v_scale: null for an fp8 cache";
   if (plan.workspace_bytes() > 0 && a.workspace == nullptr)
@@ -281,6 +282,7 @@ DecodeStatus run(const DecodePlan& plan, const DecodeArgs& a, cudaStream_t strea
   p.page_table = a.page_table;
   p.seq_lens = a.seq_lens;
   p.sink_logits = a.sink_logits;
+  p.tree_mask = a.tree_mask;
   p.k_scale = a.k_scale;
   p.v_scale = a.v_scale;
   p.out = a.out;

@@ -106,7 +106,10 @@ struct DecodeArgs {
   int max_pages_per_seq = 0;        // 0: enough for the plan's max_keys
   const int* seq_lens = nullptr;    // [batch] on the device
   const float* sink_logits = nullptr;  // [heads], shapes with a sink
-  const float* k_scale = nullptr;      // [kv_heads], fp8 caches
+  // Tree masks: [batch][q_len] 32-bit words on the device, bit j of token t's set where t attends
+  // to draft j (the key at n - q_len + j); every token sees the keys before the drafts.
+  const unsigned* tree_mask = nullptr;
+  const float* k_scale = nullptr;  // [kv_heads], fp8 caches
   const float* v_scale = nullptr;
   float scale = 0.f;  // 0: 1 / sqrt(depth)
   float soft_cap = 0.f;

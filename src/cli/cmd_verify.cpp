@@ -51,6 +51,9 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
     write_npy((root / "v.npy").string(), in.v, {B, size_t(in.max_len), Hkv, D});
     write_npy((root / "lengths.npy").string(), in.lengths, {B});
     if (s.has_sink) write_npy((root / "sink_weights.npy").string(), in.sink_logits, {H});
+    if (!in.tree_words.empty())  // 16 tokens at most: every word fits an int
+      write_npy((root / "tree_mask.npy").string(),
+                std::vector<int>(in.tree_words.begin(), in.tree_words.end()), {B, T});
     write_npy((root / "reference.npy").string(), std::vector<float>(ref.begin(), ref.end()),
               {B, T, H, D});
   }

@@ -23,7 +23,8 @@ constexpr Named<KvKind> kKvKinds[] = {
 constexpr Named<MaskKind> kMasks[] = {{MaskKind::kNull, "null"},
                                       {MaskKind::kCausal, "causal"},
                                       {MaskKind::kWindow, "window"},
-                                      {MaskKind::kChunked, "chunked"}};
+                                      {MaskKind::kChunked, "chunked"},
+                                      {MaskKind::kTree, "tree"}};
 
 template <class E, size_t N>
 E from_name(const Named<E> (&table)[N], const std::string& name, const char* what) {

@@ -24,9 +24,10 @@ struct ProblemShape {
   double soft_cap = 0;            // > 0: scores become soft_cap * tanh(score / soft_cap)
   std::string kv = "contig";      // "contig" | "paged" | "paged_hnd" (pages in HND order)
   int page_size = 0;              // paged only
-  std::string mask = "null";      // "null" | "causal" | "window" | "chunked"
+  std::string mask = "null";      // "null" | "causal" | "window" | "chunked" | "tree"
   int window = 0;
   int chunk = 0;
+  int tree_depth = 0;  // tree mask only: the depth of each sequence's draft tree (draft_tree.h)
   bool has_sink = false;
   // Query tokens per sequence (speculative verify steps); token t of q_len sits at position
   // n - q_len + t of a sequence of n keys, and several need a multi-token kernel.

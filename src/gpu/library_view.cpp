@@ -37,6 +37,7 @@ DecodeArgs decode_args_of(const DecodeParams& in, const Problem& problem, void* 
   a.kv_max_keys = in.max_keys;
   a.seq_lens = in.seq_lens;
   a.sink_logits = in.sink_logits;
+  a.tree_mask = in.tree_mask;
   a.k_scale = in.k_scale;
   a.v_scale = in.v_scale;
   a.scale = in.scale;

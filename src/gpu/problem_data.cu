@@ -10,6 +10,7 @@
 #include "gpu/problem_data.h"
 #include "kernels/masks.cuh"
 #include "kernels/ptx.cuh"
+#include "problems/draft_tree.h"
 
 namespace mha {
 namespace {
@@ -175,6 +176,10 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
     sink_ = DeviceBuffer(sizeof(float) * s.heads);
     fill<float>(sink_.get(), s.heads, problem.seed ^ 0x5151, problem.sink_mean, 1.f);
   }
+  if (const std::vector<TreeWord> words = draft_tree_words(problem); !words.empty()) {
+    tree_ = DeviceBuffer(sizeof(TreeWord) * words.size());
+    MHA_CUDA_CHECK(cudaMemcpy(tree_.get(), words.data(), tree_.bytes(), cudaMemcpyHostToDevice));
+  }
   quant_ = kv_quantisation(s);
   DeviceBuffer k_sigma, v_sigma;
   if (!quant_.k_scale.empty()) {
@@ -258,6 +263,7 @@ DecodeParams ProblemData::params(int copy, int partitions) const {
   p.sink_logits = sink_.get<float>();
   p.k_scale = k_scale_.get<float>();
   p.v_scale = v_scale_.get<float>();
+  p.tree_mask = tree_.get<unsigned>();
   p.soft_cap = static_cast<float>(s.soft_cap);
   p.batch = s.batch;
   p.heads = s.heads;
@@ -293,6 +299,7 @@ HostInputs ProblemData::download() const {
       h.v[i] *= quant_.v_scale[head];
     }
   }
+  h.tree_words = draft_tree_words(problem_);
   if (problem_.shape.has_sink) {
     h.sink_logits.resize(problem_.shape.heads);
     MHA_CUDA_CHECK(cudaMemcpy(h.sink_logits.data(), sink_.get(),

@@ -1,6 +1,6 @@
 // Synthetic inputs of one problem on the GPU: q, K, V (contiguous or paged with shuffled pages),
-// lengths and sink logits, generated from a seed (normal values, never zeros), in one or more
-// copies so that timing can rotate through more bytes than the L2 holds.
+// lengths, sink logits and draft trees, generated from a seed (normal values, never zeros), in one
+// or more copies so that timing can rotate through more bytes than the L2 holds.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "common/kinds.h"
 #include "gpu/device_buffer.h"
 #include "kernels/decode_params.cuh"
+#include "kernels/masks.cuh"
 #include "problems/problem.h"
 
 namespace mha {
@@ -16,9 +17,10 @@ namespace mha {
 // Host copies of copy 0 in logical layout, as floats (for the CPU reference and --dump); fp8
 // caches dequantised (the values the cache stands for).
 struct HostInputs {
-  std::vector<float> q;            // [batch][q_len][heads][depth]
-  std::vector<float> k, v;         // [batch][max_len][kv_heads][depth]
-  std::vector<float> sink_logits;  // [heads] (empty without sink)
+  std::vector<float> q;              // [batch][q_len][heads][depth]
+  std::vector<float> k, v;           // [batch][max_len][kv_heads][depth]
+  std::vector<float> sink_logits;    // [heads] (empty without sink)
+  std::vector<TreeWord> tree_words;  // [batch][q_len] (tree mask only; draft_tree.h)
   std::vector<int> lengths;
   int max_len = 0;
 };
@@ -57,7 +59,7 @@ class ProblemData {
   int max_pages_per_seq_ = 0;
   std::vector<DeviceBuffer> q_, k_, v_;
   KvQuantisation quant_;
-  DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_, k_scale_, v_scale_;
+  DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_, k_scale_, v_scale_, tree_;
 };
 
 // Device bytes of one copy of a problem's inputs (q, K, V as laid out), before allocating it.

@@ -2,7 +2,8 @@
 // default) and "edge" (lengths around BN, primes, partitions beyond the key tiles, extreme
 // windows, chunks and sinks, large scores, ragged batches, odd page sizes), each with fixed
 // partition counts and split plans. Multi-token kernels run them at 4 query tokens, and at the
-// query lengths that stress their rows (one, more than a block's spare rows, more than the keys).
+// query lengths that stress their rows (one, more than a block's spare rows, more than the keys);
+// tree-mask ones also on trees of every depth to 8 tokens, and of 16.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,6 +36,7 @@ struct SuiteBuilder {
     s.page_size = is_paged(t.kv) ? 16 : 0;
     s.window = mask_from_name(t.mask) == MaskKind::kWindow ? 128 : 0;
     s.chunk = mask_from_name(t.mask) == MaskKind::kChunked ? 256 : 0;
+    s.tree_depth = mask_from_name(t.mask) == MaskKind::kTree ? 2 : 0;
     s.batch = batch;
     s.keys = keys;
     s.q_len = t.multi_token ? kMultiTokenSuiteQueryLength : 1;
@@ -47,6 +49,8 @@ struct SuiteBuilder {
   // Every problem also runs two split plans: the smallest chunks the plan allows (many
   // partials per sequence, windows shorter than a chunk) and a default-like one.
   void add(Problem p, std::vector<int> partitions) {
+    if (mask_from_name(p.shape.mask) == MaskKind::kTree)  // as deep as asked, at most its tokens
+      p.shape.tree_depth = std::clamp(p.shape.tree_depth, 1, p.shape.q_len);
     partitions.push_back(encode_split_plan({1, 1}));
     partitions.push_back(encode_split_plan({2, 256}));
     std::sort(partitions.begin(), partitions.end());
@@ -159,6 +163,15 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
         Problem p = b.base(2, 1000);
         p.shape.q_len = 8;
         p.shape.window = w;
+        b.add(p, {1, 3});
+      }
+    }
+    if (mask_from_name(t.mask) == MaskKind::kTree) {  // trees of every depth, and of 16 tokens
+      for (auto [q_len, depth] : std::vector<std::pair<int, int>>{
+               {8, 1}, {8, 2}, {8, 3}, {8, 4}, {8, 5}, {8, 6}, {8, 7}, {8, 8}, {16, 5}}) {
+        Problem p = b.base(2, 1000);
+        p.shape.q_len = q_len;
+        p.shape.tree_depth = depth;
         b.add(p, {1, 3});
       }
     }

@@ -260,6 +260,10 @@ std::vector<ConfigFamily> validate_config(const json& cfg, const std::string& fi
     f.family.has_sink = c.boolean(field("sink"), p + "sink");
     if (fam.contains("multi_token"))
       f.family.multi_token = c.boolean(fam["multi_token"], p + "multi_token");
+    if (f.family.mask == "tree" && !f.family.multi_token)
+      c.fail(p + "mask",
+             "value \"tree\" needs \"multi_token\": true (a tree of one token is the causal "
+             "mask)");
     if (fam.contains("tiles"))
       c.tiles(fam["tiles"], p + "tiles");
     else if (!cfg.contains("tiles"))

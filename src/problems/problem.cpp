@@ -37,12 +37,12 @@ constexpr int kMaxCount = kMaxProblemCount;
 constexpr long long kMaxPartitions = 1024;
 
 const std::vector<std::string> kSpecKeys = {
-    "name",           "batch",     "heads",    "kv_heads",   "depth",
-    "dtype",          "out_dtype", "kv_dtype", "kv_scale",   "kv",
-    "page_size",      "mask",      "window",   "chunk",      "sink",
-    "soft_cap",       "keys",      "lengths",  "partitions", "q_std",
-    "sink_mean",      "scale",     "mix",      "mix_seed",   "plan_blocks_per_sm",
-    "plan_min_chunk", "q_len"};
+    "name",           "batch",     "heads",     "kv_heads",   "depth",
+    "dtype",          "out_dtype", "kv_dtype",  "kv_scale",   "kv",
+    "page_size",      "mask",      "window",    "chunk",      "sink",
+    "soft_cap",       "keys",      "lengths",   "partitions", "q_std",
+    "sink_mean",      "scale",     "mix",       "mix_seed",   "plan_blocks_per_sm",
+    "plan_min_chunk", "q_len",     "tree_depth"};
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
   try {
@@ -187,6 +187,14 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     if (const int v = parse_non_negative(o, key, value)) spec.window = v;
   } else if (key == "chunk") {
     if (const int v = parse_non_negative(o, key, value)) spec.chunk = v;
+  } else if (key == "tree_depth") {
+    const int v = parse_int(o, key, value);
+    if (v < 1 || v > kMaxQueryTokens)
+      throw UsageError(
+          fmt::format("{}: key 'tree_depth': {} is not in 1..{} (a draft tree is at "
+                      "most as deep as its tokens)",
+                      o, value, kMaxQueryTokens));
+    spec.tree_depth = v;
   } else if (key == "sink") {
     check_choice(o, key, value, {"true", "false", "1", "0"});
     spec.sink = value == "true" || value == "1";
@@ -403,6 +411,7 @@ std::string problem_name(const Problem& p) {
   name += "_" + s.mask;
   if (mask_from_name(s.mask) == MaskKind::kWindow) name += fmt::format("{}", s.window);
   if (mask_from_name(s.mask) == MaskKind::kChunked) name += fmt::format("{}", s.chunk);
+  if (mask_from_name(s.mask) == MaskKind::kTree) name += fmt::format("{}", s.tree_depth);
   if (s.soft_cap > 0) name += fmt::format("_cap{:g}", s.soft_cap);
   if (s.has_sink) name += fmt::format("_sink{:g}", p.sink_mean);
   if (!s.lengths.empty()) name += "_" + s.lengths;
@@ -451,6 +460,9 @@ std::vector<Problem> instantiate_tokens(const ProblemSpec& spec, const KernelTra
   s.page_size = is_paged(s.kv) ? spec.page_size.value_or(16) : 0;
   s.window = mask_from_name(s.mask) == MaskKind::kWindow ? spec.window.value_or(128) : 0;
   s.chunk = mask_from_name(s.mask) == MaskKind::kChunked ? spec.chunk.value_or(256) : 0;
+  // A tree no deeper than its tokens; by default half as deep (8 drafts: depth 4).
+  if (mask_from_name(s.mask) == MaskKind::kTree)
+    s.tree_depth = std::min(q_len, spec.tree_depth.value_or((q_len + 1) / 2));
   base.partitions = spec_partitions(spec);
   if (base.partitions.empty() && !spec.partitions_auto) base.partitions = {1};
   base.partitions_auto = spec.partitions_auto;

@@ -34,7 +34,7 @@ struct Problem {
 struct ProblemSpec {
   std::string origin;  // "--problem" or "file.json: problems[3]" for error messages
   std::optional<std::string> name;
-  std::optional<int> batch, heads, kv_heads, depth, page_size, window, chunk;
+  std::optional<int> batch, heads, kv_heads, depth, page_size, window, chunk, tree_depth;
   std::optional<std::string> dtype, out_dtype, kv_dtype, kv_scale, kv, mask;
   std::optional<float> soft_cap;
   std::optional<bool> sink;

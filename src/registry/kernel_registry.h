@@ -19,7 +19,7 @@ struct KernelTraits {
   int depth = 0;
   int group = 0;     // query heads per KV head
   std::string kv;    // "contig" | "paged" | "paged_hnd"
-  std::string mask;  // "null" | "causal" | "window" | "chunked"
+  std::string mask;  // "null" | "causal" | "window" | "chunked" | "tree"
   bool has_sink = false;
   bool soft_cap = false;  // cap * tanh(score / cap), the cap given at run time
   int bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, threads = 0, stages = 0;

@@ -81,6 +81,8 @@ std::vector<RowField> make_row_fields() {
       MHA_STRING("problem", "mask", nullptr, problem.mask),
       MHA_INT("problem", "window", "window", problem.window),
       MHA_INT("problem", "chunk", "chunk", problem.chunk),
+      omitted_at_default(
+          MHA_INT_ADDED_LATER("problem", "tree_depth", "tree_depth", problem.tree_depth)),
       MHA_BOOL("problem", "has_sink", nullptr, problem.has_sink),
       MHA_INT("problem", "keys", "keys", problem.keys),
       omitted_at_default(MHA_INT_ADDED_LATER("problem", "q_len", "q_len", problem.q_len)),

@@ -152,6 +152,7 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                         {"heads", s.heads},
                         {"kv_heads", s.kv_heads},
                         {"depth", s.depth},
+                        {"q_len", s.q_len},
                         {"dtype", s.dtype},
                         {"out_dtype", s.out_dtype},
                         {"kv_dtype", s.kv_dtype},

@@ -1,7 +1,7 @@
 // The float64 CPU reference: the contract's formula evaluated directly, with the sink joining
 // the denominator only and natural-log exponentials (the kernels use log2: an independent path).
 // Several query tokens: token t of a sequence of n keys at position n - q_len + t, its keys
-// tested with the contract's key_visible.
+// tested with the contract's key_visible (a tree token: with its word of the problem's trees).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,11 +30,12 @@ std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in) 
         auto row = [&](const std::vector<float>& cache, int key) {
           return &cache[((size_t(b) * in.max_len + key) * s.kv_heads + kvh) * d];
         };
+        const TreeWord tree = in.tree_words.empty() ? 0u : in.tree_words[size_t(b) * s.q_len + t];
         scores.assign(n, -std::numeric_limits<double>::infinity());
         double m =
             s.has_sink ? double(in.sink_logits[h]) : -std::numeric_limits<double>::infinity();
         for (int j = 0; j < n; ++j) {
-          if (!key_visible(kind, j, n, s.window, s.chunk, s.q_len, t)) continue;
+          if (!key_visible(kind, j, n, s.window, s.chunk, s.q_len, t, tree)) continue;
           const float* k = row(in.k, j);
           double dot = 0;
           for (int c = 0; c < d; ++c) dot += double(q[c]) * double(k[c]);

@@ -16,6 +16,8 @@ nlohmann::json dump_manifest(const Problem& p) {
   m["out_dtype"] = s.out_dtype;
   m["scale"] = p.effective_scale();
   m["mask"] = {{"kind", s.mask}, {"window", s.window}, {"chunk", s.chunk}};
+  // The tree mask's words are tree_mask.npy: [batch][q_len], bit j where the token sees draft j.
+  if (s.mask == "tree") m["mask"]["tree_depth"] = s.tree_depth;
   m["sink"] = s.has_sink;
   // 0: none; else each score s becomes soft_cap * tanh(s / soft_cap) before the mask and the sink.
   m["soft_cap"] = s.soft_cap;

@@ -48,8 +48,9 @@ def problems_from_plan(plan, origin):
             raise UsageError(f"{origin}: problems[{i}]: problem name '{q['name']}' appears twice")
         seen.add(q["name"])
         # kv_scale is "" for a 16-bit cache (it has no scales).
+        # q_len: plans written before several query tokens had one.
         p.update(lengths=list(lengths), lengths_name=q["lengths"],
-                 kv_scale=q["kv_scale"] or "tensor")
+                 kv_scale=q["kv_scale"] or "tensor", q_len=q.get("q_len", 1))
         out.append(p)
     if not out:
         raise UsageError(f"{origin}: the plan holds no problem")
