@@ -147,5 +147,21 @@ TEST(CpuReference, QueryTokensSeeTheKeysUpToTheirPositions) {
   expect_mix(past, 4, 0, {1 / 3., 1 / 3., 1 / 3.});
 }
 
+TEST(CpuReference, TreeTokensSeeTheCacheAndTheDraftsTheirWordsName) {
+  // 4 keys of which the last 3 are drafts (q_len 3, drafts at keys 1..3), equal scores: token 0
+  // (word 0b001) sees key 0 and itself; token 2 (word 0b101) key 0, draft 0 and itself, not
+  // its sibling draft 1.
+  Case t({0.f, 0.f, 0.f, 0.f});
+  t.p.shape.q_len = 3;
+  t.p.shape.mask = "tree";
+  t.in.q.assign(size_t(3) * kD, 0.f);
+  for (int token = 0; token < 3; ++token) t.in.q[size_t(token) * kD] = 1.f;
+  t.in.tree_words = {0b001, 0b011, 0b101};
+  const std::vector<double> out = t.run();
+  expect_mix(out, 0, 0, {0.5, 0.5, 0, 0});
+  expect_mix(out, 1, 0, {1 / 3., 1 / 3., 1 / 3., 0});
+  expect_mix(out, 2, 0, {1 / 3., 1 / 3., 0, 1 / 3.});
+}
+
 }  // namespace
 }  // namespace mha
