@@ -51,7 +51,7 @@ constexpr bool per_row_keys() {
 struct KeyBounds {
   int all_lo, all_end;
   int n, first_pos, local0, window, chunk;
-  const unsigned* tree;
+  const TreeWord* tree;
 };
 
 template <class T>
@@ -78,7 +78,7 @@ __device__ __forceinline__ bool row_sees_key(const KeyBounds& kb, int row, int k
   if constexpr (T::Mask::kTreeTokens) {
     const int q_len = kb.n - kb.first_pos, token = (kb.local0 + row) / T::kGroup;
     if (token >= q_len) return false;  // a padding row past the last token: no word of its own
-    return key >= kb.all_lo && tree_sees(__ldg(kb.tree + token), key, kb.n, q_len);
+    return tree_sees(__ldg(kb.tree + token), key, kb.n, q_len);
   } else if constexpr (per_row_keys<T>()) {
     const int pos = kb.first_pos + (kb.local0 + row) / T::kGroup;
     return key >= T::Mask::begin_at(pos, kb.window, kb.chunk) && key <= pos && key < kb.n;

@@ -176,9 +176,11 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
     sink_ = DeviceBuffer(sizeof(float) * s.heads);
     fill<float>(sink_.get(), s.heads, problem.seed ^ 0x5151, problem.sink_mean, 1.f);
   }
-  if (const std::vector<TreeWord> words = draft_tree_words(problem); !words.empty()) {
-    tree_ = DeviceBuffer(sizeof(TreeWord) * words.size());
-    MHA_CUDA_CHECK(cudaMemcpy(tree_.get(), words.data(), tree_.bytes(), cudaMemcpyHostToDevice));
+  tree_words_ = draft_tree_words(problem);
+  if (!tree_words_.empty()) {
+    tree_ = DeviceBuffer(sizeof(TreeWord) * tree_words_.size());
+    MHA_CUDA_CHECK(
+        cudaMemcpy(tree_.get(), tree_words_.data(), tree_.bytes(), cudaMemcpyHostToDevice));
   }
   quant_ = kv_quantisation(s);
   DeviceBuffer k_sigma, v_sigma;
@@ -299,7 +301,7 @@ HostInputs ProblemData::download() const {
       h.v[i] *= quant_.v_scale[head];
     }
   }
-  h.tree_words = draft_tree_words(problem_);
+  h.tree_words = tree_words_;
   if (problem_.shape.has_sink) {
     h.sink_logits.resize(problem_.shape.heads);
     MHA_CUDA_CHECK(cudaMemcpy(h.sink_logits.data(), sink_.get(),

@@ -59,6 +59,7 @@ class ProblemData {
   int max_pages_per_seq_ = 0;
   std::vector<DeviceBuffer> q_, k_, v_;
   KvQuantisation quant_;
+  std::vector<TreeWord> tree_words_;  // what tree_ holds, for download()
   DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_, k_scale_, v_scale_, tree_;
 };
 
