@@ -59,7 +59,7 @@ def plan_problem(name="p", keys=64, lengths=None, lengths_name=None, **fields):
          "depth": depth, "q_len": 1, "dtype": dtype, "out_dtype": dtype, "kv_dtype": kv_dtype,
          "kv_scale": "tensor" if kv_dtype in ("e4m3", "e5m2") else "", "soft_cap": 0.0, "kv": kv,
          "page_size": 0 if kv == "contig" else 16, "mask": mask,
-         "window": 128 if mask == "window" else 0, "chunk": 256 if mask == "chunked" else 0,
+         "tree_depth": 4 if mask == "tree" else 0, "window": 128 if mask == "window" else 0, "chunk": 256 if mask == "chunked" else 0,
          "has_sink": False, "sink_mean": 0.0, "q_std": 1.0, "scale": depth ** -0.5,
          "keys": max(lengths) if lengths else keys,
          "lengths": lengths_name if lengths_name is not None else
@@ -146,7 +146,7 @@ PLAN_TEXT = r'''
   "problems": [
     {
      "batch": 2, "bytes_per_step": 8224768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41868, "q_len": 1, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41868, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 1000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "r_n1000", "out_dtype": "bf16", "page_size": 0,
@@ -155,7 +155,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 2, "bytes_per_step": 12320768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41588, "q_len": 1, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41588, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 1500, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "r_n1500", "out_dtype": "bf16", "page_size": 0,
@@ -164,7 +164,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 2, "bytes_per_step": 16416768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41448, "q_len": 1, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41448, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 2000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "r_n2000", "out_dtype": "bf16", "page_size": 0,
@@ -173,7 +173,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 3, "bytes_per_step": 37466112.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41272480814545454, "q_len": 1, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41272480814545454, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 9000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "ragged5-9000-130", "mask": "null",
@@ -184,7 +184,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 6, "bytes_per_step": 111493120.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.4181085905454546, "q_len": 1, "has_sink": false, "heads": 32,
+     "estimated_s": 0.4181085905454546, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 11006, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "lognormal6x4096s7", "mask": "null",
@@ -195,7 +195,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 1, "bytes_per_step": 630784.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.31793, "q_len": 1, "has_sink": false, "heads": 32,
+     "estimated_s": 0.31793, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_kve4m3_d128_g4_contig_null_cap_bm16_bn64_bk32_wm16_wn16_t128_s4_wsk"],
      "keys": 300, "kv": "contig", "kv_dtype": "e4m3", "kv_heads": 8, "kv_scale": "tensor",
      "lengths": "", "mask": "null",
@@ -205,7 +205,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 3, "bytes_per_step": 1302528.0, "chunk": 0, "depth": 128, "dtype": "fp16",
-     "estimated_s": 0.30358, "q_len": 1, "has_sink": false, "heads": 32,
+     "estimated_s": 0.30358, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_fp16_fp32_d128_g4_paged_null_bm16_bn64_bk32_wm16_wn16_t128_s2"],
      "keys": 100, "kv": "paged", "kv_dtype": "fp16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "b3_h32_kv8_d128_n100_fp16_ofp32_paged16_null",
@@ -316,6 +316,35 @@ class BytesAndPagesTest(unittest.TestCase):
         r = planned(lengths=[100, 300])
         self.assertEqual(suite.step_bytes(r) - 2 * 32 * 128 * 4, 400 * 8 * 128 * 4)
 
+    def test_query_token_bytes(self):
+        """q and the output grow with q_len; K/V are read once for all the tokens, and a window
+        reaches back from the first token."""
+        one, four = planned(keys=512), planned(keys=512, q_len=4, mask="causal")
+        self.assertEqual(suite.step_bytes(four) - suite.step_bytes(one), 3 * 32 * 128 * 4)
+        w = planned(mask="window", window=128, keys=4096, q_len=4)
+        self.assertEqual(suite.step_bytes(w) - suite.step_bytes(planned(keys=131, q_len=4)), 0)
+
+    def test_draft_trees(self):
+        """As problems/draft_tree.cpp: a chain of `depth` from the root, every token seeing
+        itself and its ancestors, no deeper than `depth`; causal steps see the whole chain."""
+        import random
+        for depth in (1, 3, 8):
+            words = suite.draft_tree(8, depth, random.Random(depth))
+            self.assertEqual(words[:depth], [(2 << t) - 1 for t in range(depth)])
+            for t, w in enumerate(words):
+                self.assertEqual(w >> t, 1)  # itself, and only earlier drafts
+                ancestors = [u for u in range(t) if w >> u & 1]
+                self.assertLessEqual(len(ancestors) + 1, depth)
+                if ancestors:  # its parent is the deepest ancestor, and sees the others
+                    self.assertEqual(words[ancestors[-1]], w & ~(1 << t))
+        causal = planned(keys=64, lengths=[9, 30], q_len=3, mask="causal")
+        self.assertEqual(suite.token_words(causal, 1), [[1, 3, 7]] * 2)
+        tree = planned(keys=64, lengths=[9, 30], q_len=8, mask="tree", tree_depth=2)
+        words = suite.token_words(tree, 1)
+        self.assertEqual(words, suite.token_words(tree, 1))  # seeded
+        self.assertEqual(len(words), 2)
+        self.assertTrue(all(w in (1 << t, 1 | 1 << t) for ws in words for t, w in enumerate(ws)))
+
     def test_fp8_bytes(self):
         """One byte per K/V element in an fp8 cache; q and the output keep theirs."""
         for kv_dtype in ("e4m3", "e5m2"):
@@ -390,9 +419,39 @@ class PeerTableTest(unittest.TestCase):
         self.assertIn("window", self.why("flashinfer_cudnn", kv="paged", mask="window", keys=64))
         fp32 = planned(out_dtype="fp32", keys=64)
         self.assertIn("query's dtype", peers.common_why_not(fp32))
-        # Several query tokens: refused by every peer, never timed as one token.
         self.assertEqual(planned(keys=64)["q_len"], 1)  # a plan without q_len: one token
-        self.assertIn("one query token", peers.common_why_not(planned(keys=64, q_len=4)))
+
+    def test_query_tokens(self):
+        """Steps of several tokens go to the peers that compute them, never to a one-token peer
+        (which would time a different problem); trees to those with a custom or draft mask."""
+        causal = planned(kv="paged", keys=64, q_len=4, mask="causal")
+        tree = planned(kv="paged", keys=64, q_len=8, mask="tree", tree_depth=4)
+        takers = {name for name, peer in backends.PEERS.items()
+                  if peers.tokens_why_not(causal, peer) is None}
+        self.assertEqual(takers, {"torch_flex", "flashinfer_prefill_fa2", "flashinfer_prefill_fa3",
+                                  "flashinfer_xqa", "fa3", "fa3_best_split"})
+        for name in ("torch_sdpa_flash", "flashinfer_fa2", "flashinfer_tc", "flashinfer_trtllm",
+                     "mha_tune"):
+            if name in backends.PEERS:
+                self.assertIn("one query token per sequence, not 4",
+                              peers.tokens_why_not(causal, backends.PEERS[name]), name)
+        one = planned(kv="paged", keys=64)
+        self.assertIsNone(peers.tokens_why_not(one, backends.PEERS["flashinfer_fa2"]))
+        self.assertIsNone(self.why("flashinfer_prefill_fa2", **tree))
+        self.assertIn("custom mask", self.why("flashinfer_prefill_fa3", **tree))
+        self.assertIn("no draft tree", self.why("fa3", **tree))
+        self.assertIsNone(self.why("fa3", **causal))
+        self.assertIn("0.7's API", self.why("flashinfer_xqa", **causal))  # 0.5.3's XQA
+        prefill = backends.PEERS["flashinfer_prefill_fa2"]
+        self.assertIn("sinks", prefill.why_not(dict(causal, has_sink=True)))
+        self.assertIn("per tensor", prefill.why_not(dict(causal, kv_dtype="e4m3",
+                                                         kv_scale="head")))
+
+    def test_tree_plans(self):
+        self.assertEqual(planned(keys=64, q_len=8, mask="tree", tree_depth=8)["tree_depth"], 8)
+        for depth in (0, 9):
+            with self.assertRaisesRegex(suite.UsageError, r"tree_depth in 1\.\.q_len \(8\)"):
+                planned(keys=64, q_len=8, mask="tree", tree_depth=depth)
 
     def test_fp8_and_soft_cap(self):
         """Who takes an fp8 cache (per tensor or per head, e4m3 or e5m2) and a soft cap."""
@@ -461,6 +520,7 @@ class PeerTableTest(unittest.TestCase):
         self.assertEqual(key(keys=64, soft_cap=50.0), key(kv="paged", keys=9000, soft_cap=30.0))
         self.assertEqual(key(keys=64, kv_dtype="e4m3"),
                          key(lengths=[3, 9], kv_dtype="e4m3", kv_scale="head"))
+        self.assertNotEqual(key(keys=64, mask="causal"), key(keys=64, mask="causal", q_len=2))
 
     def test_layouts(self):
         contig, paged = planned(keys=300), planned(kv="paged", page_size=16, keys=300)
@@ -480,7 +540,7 @@ class PeerTableTest(unittest.TestCase):
         self.assertEqual(backends._fi_decode_workspace_bytes(llama, 132), 128 << 20)
 
     def test_resolve(self):
-        self.assertEqual(len(backends.resolve("all")), 10)
+        self.assertEqual(len(backends.resolve("all")), 12)
         self.assertEqual([p.name for p in backends.resolve("fi_tc, flash")],
                          ["flashinfer_tc", "torch_sdpa_flash"])
         self.assertEqual([p.name for p in backends.resolve("ours")], ["mha_tune"])
@@ -511,6 +571,13 @@ class ReportTest(unittest.TestCase):
                           p["lengths"], p["keys"]), ("paged", 128, "window", 4, True, "ragged4-9", 9))
         self.assertEqual((p["ragged_lengths"], p["total_keys"]), ([4, 9], 13))
         self.assertEqual(report.number(float("nan")), "nan")
+        # q_len and tree_depth are written where they differ from a one-token step, as
+        # row_fields.cpp writes them.
+        tree = planned(keys=64, q_len=8, mask="tree", tree_depth=3)
+        self.assertEqual({k: report.make_row("torch_flex", tree, "skipped")["problem"][k]
+                          for k in ("q_len", "tree_depth")}, {"q_len": 8, "tree_depth": 3})
+        causal = report.make_row("torch_flex", planned(keys=64, q_len=2, mask="causal"), "skipped")
+        self.assertEqual((causal["problem"]["q_len"], "tree_depth" in causal["problem"]), (2, False))
         self.assertEqual((rows[0]["traits"]["kv_dtype"], rows[0]["traits"]["soft_cap"],
                           rows[0]["problem"]["kv_scale"], rows[0]["problem"]["soft_cap"]),
                          ("bf16", False, "", 0.0))
@@ -549,15 +616,21 @@ class FlashInferSitesTest(unittest.TestCase):
     def test_register_names_packages_and_0_7_api(self):
         added = flashinfer_sites.register({"v072": "/tmp/fi072"})
         self.assertEqual(sorted(p.name for p in added), [
-            "flashinfer_cudnn_v072", "flashinfer_fa2_v072", "flashinfer_tc_fa3_v072",
-            "flashinfer_tc_v072", "flashinfer_trtllm_v072", "flashinfer_xqa_v072"])
+            "flashinfer_cudnn_v072", "flashinfer_fa2_v072", "flashinfer_prefill_fa2_v072",
+            "flashinfer_prefill_fa3_v072", "flashinfer_tc_fa3_v072", "flashinfer_tc_v072",
+            "flashinfer_trtllm_v072", "flashinfer_xqa_v072"])
         self.assertEqual(flashinfer_sites.register({"v072": "/tmp/fi072"}), [])  # idempotent
         xqa = backends.PEERS["flashinfer_xqa_v072"]
         self.assertEqual((xqa.package, xqa.site, xqa.api07), ("flashinfer@v072", "/tmp/fi072", True))
         self.assertFalse(backends.PEERS["flashinfer_xqa"].api07)  # the original is untouched
         self.assertEqual([p.name for p in backends.resolve("fi_xqa_v072,fi_tc_fa3_v072")],
                          ["flashinfer_xqa_v072", "flashinfer_tc_fa3_v072"])
-        self.assertEqual(len(backends.resolve("all")), 16)
+        self.assertEqual(len(backends.resolve("all")), 20)
+        # 0.7's XQA runs a speculative step of causal or tree tokens; never the 'null' mask.
+        spec = {"kv": "paged", "keys": 64, "q_len": 4}
+        self.assertIsNone(xqa.why_not(planned(**spec, mask="causal")))
+        self.assertIsNone(xqa.why_not(planned(**spec, mask="tree", tree_depth=2)))
+        self.assertIn("'null'", xqa.why_not(planned(**spec)))
         # 0.7's API takes sinks in the wrapper and a window, sinks and fp16 in cuDNN; 0.5.3's not.
         sink = planned(kv="paged", has_sink=True, keys=64)
         window = planned(kv="paged", mask="window", keys=64)
@@ -801,7 +874,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("llama3_8b_paged16_b1_n512: 2.11 MB/step", r.stdout)
         self.assertIn("not_supported: SDPA takes dense K/V only", r.stdout)
-        self.assertRegex(r.stdout, r"2 problem\(s\) x 10 peer\(s\): \d+ to time")
+        self.assertRegex(r.stdout, r"2 problem\(s\) x 12 peer\(s\): \d+ to time")
         self.assertNotIn("torch", sys.modules)
 
     def test_dry_run_times_the_plan_verbatim(self):
@@ -811,8 +884,8 @@ class CliTest(unittest.TestCase):
         plan = json.loads(PLAN_TEXT)["problems"]
         listed = re.findall(r"(?m)^(\S+): ([0-9.]+) MB/step$", r.stdout)
         self.assertEqual(listed, [(q["name"], f"{q['bytes_per_step'] / 1e6:.2f}") for q in plan])
-        self.assertIn(f"{len(plan)} problem(s) x 10 peer(s)", r.stdout)
-        self.assertIn("flashinfer_cudnn     not_supported: cudnn_batch_decode_with_kv_cache builds "
+        self.assertIn(f"{len(plan)} problem(s) x 12 peer(s)", r.stdout)
+        self.assertIn("flashinfer_cudnn            not_supported: cudnn_batch_decode_with_kv_cache builds "
                       "cuDNN's 16-bit SDPA graph, with no K/V dequantisation scales", r.stdout)
         self.assertIn("not_supported: peers write the output in the query's dtype (fp16), not "
                       "fp32", r.stdout)

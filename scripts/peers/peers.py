@@ -2,6 +2,10 @@
 """Times the decode kernels that serving engines run (FlashInfer's FA2, tensor-core, XQA and cuDNN
 paths, PyTorch SDPA's FlashAttention-2 and cuDNN backends, FlexAttention) on mha-tune's problems,
 exactly as `mha-tune sweep` times its own, and writes PREFIX.json in mha-tune's report schema.
+Steps of several query tokens per sequence (a speculative verify: q_len > 1, causal among the new
+tokens or a draft tree) go to the paths that compute them: XQA's speculative mode (0.7's API),
+FlashInfer's batch prefill wrapper (fa2 and fa3 backends), FlashAttention-3 and FlexAttention;
+the single-token paths report them not_supported.
 
   mha-tune sweep --config C --dry-run --json > plan.json
   peers.py --plan plan.json --out PREFIX
@@ -52,14 +56,14 @@ def plan(problems, peers, l2_bytes=timing.H200_L2_BYTES):
     for p in problems:
         lines.append(f"{p['name']}: {step_bytes(p) / 1e6:.2f} MB/step")
         for peer in peers:
-            why = common_why_not(p) or peer.why_not(p)
+            why = common_why_not(p) or tokens_why_not(p, peer) or peer.why_not(p)
             cases.append((p, peer, why))
             if why:
-                lines.append(f"  {peer.name:<20} not_supported: {why}")
+                lines.append(f"  {peer.name:<27} not_supported: {why}")
             else:
                 layout = peer.layout(p)
                 c = timing.rotation_copies(copy_bytes(p, layout), l2_bytes)
-                lines.append(f"  {peer.name:<20} {layout.describe(p)}, {c} copies")
+                lines.append(f"  {peer.name:<27} {layout.describe(p)}, {c} copies")
     runnable = sum(1 for c in cases if c[2] is None)
     lines.append(f"{len(problems)} problem(s) x {len(peers)} peer(s): {runnable} to time, "
                  f"{len(cases) - runnable} not supported")
@@ -71,12 +75,17 @@ def common_why_not(p):
         return f"peers write the output in the query's dtype ({p['dtype']}), not {p['out_dtype']}"
     if p["mask"] == "chunked":
         return "no peer here takes a chunked mask"
-    if p["q_len"] > 1 or p["mask"] == "tree":
-        return (f"this harness's inputs and reference hold one query token per sequence, not "
-                f"{p['q_len']}: its peers are timed on single-token steps only")
     if p["kv_dtype"] in ("bf16", "fp16") and p["kv_dtype"] != p["dtype"]:
         return (f"peers take a 16-bit K/V cache in the query's dtype ({p['dtype']}) only, "
                 f"not {p['kv_dtype']}")
+    return None
+
+
+def tokens_why_not(p, peer):
+    """Why a peer that computes one query token per sequence cannot take a step of several."""
+    if p["q_len"] > 1 and not peer.query_tokens:
+        return (f"{peer.name} computes one query token per sequence, not {p['q_len']} (its "
+                "multi-token path is another peer, where it has one)")
     return None
 
 

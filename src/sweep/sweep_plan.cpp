@@ -161,6 +161,7 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                         {"kv", s.kv},
                         {"page_size", s.page_size},
                         {"mask", s.mask},
+                        {"tree_depth", s.tree_depth},
                         {"window", s.window},
                         {"chunk", s.chunk},
                         {"has_sink", s.has_sink},

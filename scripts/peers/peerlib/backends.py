@@ -34,9 +34,10 @@ def problem_layout(p):
 
 
 class Peer:
-    name = ""           # the report's kernel name is "peer_" + name
-    package = "torch"   # what must be importable
-    site = ""           # a folder put first on the worker's PYTHONPATH (a second FlashInfer)
+    name = ""             # the report's kernel name is "peer_" + name
+    package = "torch"     # what must be importable
+    site = ""             # a folder put first on the worker's PYTHONPATH (a second FlashInfer)
+    query_tokens = False  # whether it computes steps of several query tokens per sequence
 
     def layout(self, p):
         return problem_layout(p)
@@ -122,10 +123,12 @@ class SdpaPeer(Peer):
 
 
 class FlexPeer(Peer):
-    """torch.nn.attention.flex_attention under torch.compile, q_len 1, GQA through enable_gqa;
-    lengths and the window as a block mask, so fully hidden key blocks are skipped; the soft cap
-    as a score_mod (flex hands it the scaled score)."""
+    """torch.nn.attention.flex_attention under torch.compile, GQA through enable_gqa; lengths, the
+    window and a step's token masks (causal from each token's position, a tree's words) as a block
+    mask, so fully hidden key blocks are skipped; the soft cap as a score_mod (flex hands it the
+    scaled score). Several tokens run as [batch, heads, q_len, d] queries."""
     name = "torch_flex"
+    query_tokens = True
 
     def why_not(self, p):
         if is_paged(p):
@@ -140,18 +143,29 @@ class FlexPeer(Peer):
     def prepare(self, torch, p, data):
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
         b, h, kv, d, n = p["batch"], p["heads"], p["kv_heads"], p["depth"], p["keys"]
-        lengths, window = data.lengths, p["window"] if p["mask"] == "window" else 0
-        qs = [q.view(b, h, 1, d) for q in data.q]
+        q_len, mask = p["q_len"], p["mask"]
+        lengths, window = data.lengths, p["window"] if mask == "window" else 0
+        words = data.words_t
+        # [batch * q_len, h, d] token-major -> [batch, h, q_len, d], copied once before timing.
+        qs = [q.view(b, q_len, h, d).transpose(1, 2).contiguous() for q in data.q]
         ks = [k.view(b, kv, n, d) for k in data.k]
         vs = [v.view(b, kv, n, d) for v in data.v]
         block_mask = None
-        if is_ragged(p) or window:
+        if is_ragged(p) or window or (q_len > 1 and mask != "null"):
             def mask_mod(bi, hi, qi, ki):
+                pos = lengths[bi] - q_len + qi  # the token's position
                 seen = ki < lengths[bi]
+                if mask == "tree":
+                    draft = ki - (lengths[bi] - q_len)
+                    bit = (words[bi, qi] >> draft.clamp(min=0)) & 1
+                    return seen & ((draft < 0) | (bit == 1))
+                if mask != "null":
+                    seen = seen & (ki <= pos)
                 if window:
-                    seen = seen & (ki >= lengths[bi] - window)
+                    seen = seen & (ki > pos - window)
                 return seen
-            block_mask = create_block_mask(mask_mod, B=b, H=None, Q_LEN=1, KV_LEN=n, device="cuda")
+            block_mask = create_block_mask(mask_mod, B=b, H=None, Q_LEN=q_len, KV_LEN=n,
+                                           device="cuda")
         score_mod, cap = None, p["soft_cap"]
         if cap > 0:
             def score_mod(score, bi, hi, qi, ki):
@@ -164,9 +178,9 @@ class FlexPeer(Peer):
                 setattr(torch._dynamo.config, limit, 256)
         compiled = torch.compile(flex_attention, dynamic=False)
 
-        def call(i):
+        def call(i):  # [batch, h, q_len, d], returned as the [batch, q_len, h, d] view
             return compiled(qs[i], ks[i], vs[i], score_mod=score_mod, block_mask=block_mask,
-                            scale=p["scale"], enable_gqa=kv != h).view(b, h, d)
+                            scale=p["scale"], enable_gqa=kv != h).transpose(1, 2)
         return call, ("torch.compile(flex_attention)" + (", block mask" if block_mask else "")
                       + (", soft cap as score_mod" if score_mod else ""))
 
@@ -192,9 +206,9 @@ def _fi_decode_workspace_bytes(p, sm_count):
 
 
 def _outputs(torch, p):
-    """Two [batch, heads, d] outputs that consecutive steps alternate between."""
-    return [torch.empty(p["batch"], p["heads"], p["depth"], dtype=_fi_dtype(torch, p),
-                        device="cuda") for _ in range(2)]
+    """Two [batch * q_len, heads, d] outputs that consecutive steps alternate between."""
+    return [torch.empty(p["batch"] * p["q_len"], p["heads"], p["depth"],
+                        dtype=_fi_dtype(torch, p), device="cuda") for _ in range(2)]
 
 
 class FlashInferPagedPeer(Peer):
@@ -286,13 +300,79 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
         return call, note
 
 
+class FlashInferPrefillPeer(FlashInferPagedPeer):
+    """FlashInfer's BatchPrefillWithPagedKVCacheWrapper on its fa2 or fa3 backend: the path
+    FlashInfer's own wrappers and vLLM's FlashInfer backend take for a step of several query
+    tokens per sequence (a speculative verify), and for one token too. Queries as [batch * q_len,
+    heads, d] with qo_indptr; causal=True aligns each token's range to the end of the cache
+    (token t sees keys up to n - q_len + t), a window adds window_left, a tree is a custom mask
+    ([q_len, n] booleans per sequence, which plan packs). Planned once outside the timed region,
+    without use_cuda_graph, so plan chooses its split for this very batch (the capture replays
+    what it chose). An fp8 cache is planned with its kv_data_type and run with k_scale and
+    v_scale."""
+    query_tokens = True
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.name = f"flashinfer_prefill_{backend}"
+
+    def why_not(self, p):
+        if p["has_sink"]:
+            return "the prefill wrapper's sinks are not wired into this harness"
+        if is_fp8(p) and p["kv_scale"] == "head":
+            return "FlashInfer's prefill run takes one k_scale and one v_scale per tensor"
+        if self.backend == "fa3" and p["mask"] == "tree":
+            return "FlashInfer's fa3 prefill backend has no custom mask (a tree needs one)"
+        return None
+
+    def prepare(self, torch, p, data):
+        import flashinfer
+        if self.backend == "fa3" and torch.cuda.get_device_capability(0)[0] != 9:
+            raise NotSupported("FlashInfer's fa3 backend runs on sm90 (Hopper) only")
+        b, q_len, ps, counts = p["batch"], p["q_len"], data.page_size, data.page_counts
+        qo_indptr = torch.arange(0, (b + 1) * q_len, q_len, dtype=torch.int32, device="cuda")
+        indptr = torch.tensor([0, *itertools.accumulate(counts)], dtype=torch.int32, device="cuda")
+        indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
+        last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
+                            dtype=torch.int32, device="cuda")
+        sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+        workspace = torch.zeros(_fi_decode_workspace_bytes(p, sm_count), dtype=torch.uint8,
+                                device="cuda")
+        wrapper = flashinfer.BatchPrefillWithPagedKVCacheWrapper(workspace, "HND",
+                                                                 backend=self.backend)
+        mask = {}
+        if p["mask"] == "tree":
+            mask["custom_mask"] = torch.cat([data.visible(torch, p, seq).reshape(-1)
+                                             for seq in range(b)])
+        else:
+            mask["causal"] = p["mask"] in ("causal", "window")
+        wrapper.plan(qo_indptr, indptr, indices, last, p["heads"], p["kv_heads"], p["depth"], ps,
+                     window_left=p["window"] - 1 if p["mask"] == "window" else -1,
+                     logits_soft_cap=p["soft_cap"], q_data_type=_fi_dtype(torch, p),
+                     kv_data_type=_fi_dtype(torch, p, "kv_dtype"), sm_scale=p["scale"], **mask)
+        outs = _outputs(torch, p)
+
+        def call(i):  # k_scale and v_scale are None (no scaling) for a 16-bit cache
+            out = outs[i % 2]
+            wrapper.run(data.q[i], (data.k[i], data.v[i]), k_scale=data.k_scale,
+                        v_scale=data.v_scale, out=out)
+            return out
+        call.keep = (wrapper, workspace, qo_indptr, indptr, indices, last, mask)
+        what = "custom mask" if "custom_mask" in mask else f"causal={mask['causal']}"
+        return call, f"batch prefill wrapper, backend {self.backend}, {what}, planned once"
+
+
 class FlashInferXqaPeer(FlashInferPagedPeer):
     """FlashInfer's XQA backend (TensorRT-LLM's decode kernel; FlashInfer's default decode backend
     on sm90): xqa_batch_decode_with_kv_cache. It reads pages of 16..128 keys only. An e4m3 cache's
     scales are folded into bmm1_scale (sm_scale * k_scale) and bmm2_scale (v_scale), as FlashInfer's
     own test_xqa_batch_decode does; on sm90 XQA then runs its fp8 kernel (mha_sm90.cu), which casts
-    q and the softmax weights to e4m3 as well (MathElem = CacheElem), so its error is larger."""
+    q and the softmax weights to e4m3 as well (MathElem = CacheElem), so its error is larger.
+    Several query tokens (0.7's API) run as XQA's speculative-decoding mode: q_len_per_req and the
+    draft mask, one 32-bit word per token (suite.token_words: the causal chain or the tree) passed
+    as the uint16 pairs it takes."""
     name = "flashinfer_xqa"
+    query_tokens = True
     # q, K and P rounded to e4m3, simulated in NumPy on this suite's e4m3 data (8 KV heads, 64 to
     # 32768 keys): rel L2 0.03 to 0.10. FlashInfer's own XQA test allows 0.1 per element. A missing
     # or wrong scale errs by O(1), so this still fails a peer that computes something else.
@@ -309,6 +389,11 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
             return "XQA takes one K/V scale per tensor (kv_scale is a float or a 1-element tensor)"
         if p["soft_cap"] > 0:
             return "xqa_batch_decode_with_kv_cache has no logit soft-capping argument"
+        if p["q_len"] > 1 and not self.api07:
+            return ("FlashInfer 0.5.3's xqa_batch_decode_with_kv_cache takes one query token per "
+                    "sequence (q_len_per_req and the draft mask came with 0.7's API)")
+        if p["q_len"] > 1 and p["mask"] == "null":
+            return "XQA's draft tokens see the drafts their mask names; 'null' shows them all"
         return None
 
     def tolerance(self, p):
@@ -323,16 +408,23 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
         max_len = data.max_keys
         outs = _outputs(torch, p)
         k_scale, v_scale = (data.k_scale, data.v_scale) if is_fp8(p) else (1.0, 1.0)
+        spec = {}
+        if p["q_len"] > 1:  # [batch, q_len] int32 words as [batch, q_len, 2] uint16 halves
+            mask = data.words_t.contiguous().view(torch.uint16).view(p["batch"], p["q_len"], 2)
+            spec = {"q_len_per_req": p["q_len"], "mask": mask}
 
         def call(i):
             out = outs[i % 2]
             xqa_batch_decode_with_kv_cache(
                 data.q[i], (data.k[i], data.v[i]), workspace, data.table, seq_lens, max_len,
                 bmm1_scale=p["scale"] * k_scale, bmm2_scale=v_scale, window_left=window_left,
-                out=out, sinks=data.sinks, kv_layout="HND")
+                out=out, sinks=data.sinks, kv_layout="HND", **spec)
             return out
-        call.keep = (workspace, seq_lens)
-        return call, "XQA" + (", e4m3 cache (on sm90 q and P in e4m3 too)" if is_fp8(p) else "")
+        call.keep = (workspace, seq_lens, spec)
+        note = "XQA" + (", e4m3 cache (on sm90 q and P in e4m3 too)" if is_fp8(p) else "")
+        if spec:
+            note += f", speculative mode: q_len_per_req {p['q_len']}, draft mask words"
+        return call, note
 
 
 class FlashInferCudnnPeer(FlashInferPagedPeer):
@@ -383,8 +475,9 @@ class FlashInferTrtllmPeer(FlashInferXqaPeer):
     """FlashInfer's trtllm_batch_decode_with_kv_cache with backend="trtllm-gen" forced (with
     "auto" it runs XQA on sm90, which flashinfer_xqa already times): TensorRT-LLM's generated
     decode kernels, shipped as cubins for sm100/sm103, so on other GPUs the row says so. Takes
-    what XQA takes, with its scales folded the same way."""
+    what XQA takes, with its scales folded the same way; one query token per sequence here."""
     name = "flashinfer_trtllm"
+    query_tokens = False
 
     def prepare(self, torch, p, data):
         major, minor = torch.cuda.get_device_capability(0)
@@ -466,12 +559,13 @@ from . import fa3  # noqa: E402
 
 PEERS = {peer.name: peer for peer in (
     SdpaPeer("flash"), SdpaPeer("cudnn"), FlexPeer(), FlashInferWrapperPeer(False),
-    FlashInferWrapperPeer(True), FlashInferXqaPeer(), FlashInferCudnnPeer(), *fa3.PEERS,
-    MhaTunePeer())}
+    FlashInferWrapperPeer(True), FlashInferPrefillPeer("fa2"), FlashInferPrefillPeer("fa3"),
+    FlashInferXqaPeer(), FlashInferCudnnPeer(), *fa3.PEERS, MhaTunePeer())}
 # Short names for --peers.
 SHORT = {"flash": "torch_sdpa_flash", "cudnn": "torch_sdpa_cudnn", "flex": "torch_flex",
          "fi_fa2": "flashinfer_fa2", "fi_tc": "flashinfer_tc", "fi_xqa": "flashinfer_xqa",
-         "fi_cudnn": "flashinfer_cudnn", "fa3": "fa3", "fa3_best": "fa3_best_split",
+         "fi_cudnn": "flashinfer_cudnn", "fi_prefill_fa2": "flashinfer_prefill_fa2",
+         "fi_prefill_fa3": "flashinfer_prefill_fa3", "fa3": "fa3", "fa3_best": "fa3_best_split",
          "ours": "mha_tune"}
 
 

@@ -8,7 +8,10 @@ the real timing (the row's reason names the split). FA3 reads caches as [pages, 
 (NHD): the peers' HND pools are copied into that layout once, before timing. Its fp8 path takes
 q, K and V in e4m3 with per-(sequence, KV head) descales: an e4m3 cache's q is cast to e4m3 once,
 outside the timed region (a serving engine quantises q in the step; leaving that out favours FA3),
-and its softmax weights are rounded to e4m3 as XQA's are, hence XQA's tolerance."""
+and its softmax weights are rounded to e4m3 as XQA's are, hence XQA's tolerance. Several query
+tokens run as q [batch, q_len, heads, d] with causal=True, which FA3 aligns to the end of the
+cache (token t sees keys up to n - q_len + t), as vLLM runs a speculative verify step; FA3 has no
+custom mask, so no tree."""
 from .backends import NotSupported, Peer
 from .suite import is_fp8, is_paged
 from . import timing
@@ -38,6 +41,7 @@ def build_refusal(torch, p, config):
 
 class Fa3Peer(Peer):
     package = "flash_attn_3"
+    query_tokens = True
 
     def __init__(self, best_split):
         self.best_split = best_split
@@ -50,6 +54,8 @@ class Fa3Peer(Peer):
             return f"FlashAttention-3 head dims are {', '.join(map(str, HEAD_DIMS))}, not {p['depth']}"
         if p["kv_dtype"] == "e5m2":
             return "FlashAttention-3's fp8 is e4m3 only"
+        if p["mask"] == "tree":
+            return "flash_attn_with_kvcache takes causal or local masks only, no draft tree"
         return None
 
     def tolerance(self, p):
@@ -66,12 +72,12 @@ class Fa3Peer(Peer):
             raise NotSupported(why)
         if torch.cuda.get_device_capability(0)[0] != 9:
             raise NotSupported("FlashAttention-3's hopper/ kernels run on sm90 only")
-        b, h, kv, d = p["batch"], p["heads"], p["kv_heads"], p["depth"]
+        b, h, kv, d, q_len = p["batch"], p["heads"], p["kv_heads"], p["depth"], p["q_len"]
         paged = is_paged(p)
         # [pages, kv, page, d] -> [pages, page, kv, d]; a contiguous cache: [batch, keys, kv, d].
         k = [x.permute(0, 2, 1, 3).contiguous() for x in data.k]
         v = [x.permute(0, 2, 1, 3).contiguous() for x in data.v]
-        qs = [q.view(b, 1, h, d) for q in data.q]
+        qs = [q.view(b, q_len, h, d) for q in data.q]
         descales = {}
         qkv_dtype = qs[0].dtype
         if is_fp8(p):
@@ -86,25 +92,28 @@ class Fa3Peer(Peer):
         seqlens = data.lengths.contiguous()
         page_table = data.table if paged else None
         window = (p["window"] - 1, 0) if p["mask"] == "window" else (-1, -1)
+        causal = q_len > 1 and p["mask"] in ("causal", "window")  # one token: causal is null
         cap = float(p["soft_cap"])
 
         def make_call(splits):
             meta = fa.get_scheduler_metadata(
-                b, 1, data.max_keys, h, kv, d, seqlens, qkv_dtype=qkv_dtype,
-                page_size=data.page_size if paged else None, window_size=window,
+                b, q_len, data.max_keys, h, kv, d, seqlens, qkv_dtype=qkv_dtype,
+                page_size=data.page_size if paged else None, causal=causal, window_size=window,
                 has_softcap=cap > 0, num_splits=splits)
 
             def call(i):
                 out = fa.flash_attn_with_kvcache(
                     qs[i], k[i], v[i], cache_seqlens=seqlens, page_table=page_table,
-                    softmax_scale=p["scale"], window_size=window, softcap=cap,
+                    softmax_scale=p["scale"], causal=causal, window_size=window, softcap=cap,
                     scheduler_metadata=meta, num_splits=splits, **descales)
-                return out.view(b, h, d)
+                return out.view(b * q_len, h, d)
             call.keep = (meta, k, v, qs, seqlens, descales)
             return call
 
         layout = "NHD pages" if paged else "[batch, keys, kv_heads, d]"
         note = f"flash_attn_with_kvcache, {layout} (copied from HND once), scheduler metadata"
+        if q_len > 1:
+            note += f", q_len {q_len}, causal={causal}"
         if is_fp8(p):
             note += ", q cast to e4m3 outside the timed region, K/V descales per KV head"
         if not self.best_split:

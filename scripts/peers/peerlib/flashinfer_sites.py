@@ -13,7 +13,8 @@ import re
 from . import backends
 
 # The peers a site repeats (0.5.3's paths) and those only 0.7's API has.
-REPEATED = ("flashinfer_fa2", "flashinfer_tc", "flashinfer_xqa", "flashinfer_cudnn")
+REPEATED = ("flashinfer_fa2", "flashinfer_tc", "flashinfer_prefill_fa2", "flashinfer_prefill_fa3",
+            "flashinfer_xqa", "flashinfer_cudnn")
 
 
 def api07_only():

@@ -39,6 +39,11 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
                "page_size": p["page_size"], "mask": p["mask"], "window": p["window"],
                "chunk": p["chunk"], "soft_cap": p["soft_cap"], "has_sink": p["has_sink"],
                "keys": p["keys"], "lengths": p["lengths_name"]}
+    # As row_fields.cpp: q_len and tree_depth are written where they differ from a one-token step.
+    if p["q_len"] > 1:
+        problem["q_len"] = p["q_len"]
+    if p["mask"] == "tree":
+        problem["tree_depth"] = p["tree_depth"]
     if len(set(p["lengths"])) > 1:  # as report_json.cpp: every length of a ragged batch
         problem.update(ragged_lengths=list(p["lengths"]), total_keys=sum(p["lengths"]))
     return {"kernel": f"peer_{peer}", "traits": traits, "problem": problem,

@@ -50,7 +50,12 @@ def problems_from_plan(plan, origin):
         # kv_scale is "" for a 16-bit cache (it has no scales).
         # q_len: plans written before several query tokens had one.
         p.update(lengths=list(lengths), lengths_name=q["lengths"],
-                 kv_scale=q["kv_scale"] or "tensor", q_len=q.get("q_len", 1))
+                 kv_scale=q["kv_scale"] or "tensor", q_len=q.get("q_len", 1),
+                 tree_depth=q.get("tree_depth", 0))
+        if p["mask"] == "tree" and not 1 <= p["tree_depth"] <= p["q_len"]:
+            raise UsageError(f"{origin}: problems[{i}] ({q['name']}): a tree mask needs "
+                             f"tree_depth in 1..q_len ({p['q_len']}), not {p['tree_depth']} "
+                             "(a plan from an older mha-tune: write it again)")
         out.append(p)
     if not out:
         raise UsageError(f"{origin}: the plan holds no problem")
@@ -100,21 +105,50 @@ def kv_scales(p):
 
 
 def visible_keys(p, n):
-    """Keys a query at position n - 1 sees (masks.cuh: window keeps the last `window`, chunked
-    the query's chunk; causal is null for decode, since the query is the newest token)."""
+    """Keys the step's tokens see together in a sequence of n keys (masks.cuh: the first token, at
+    n - q_len, starts the range; a window keeps `window` keys up to it, chunked the token's chunk;
+    causal and tree keep every key)."""
     if p["mask"] == "window":
-        return min(n, p["window"])
+        return min(n, p["window"] + p["q_len"] - 1)
     if p["mask"] == "chunked":
         return n - (n - 1) // p["chunk"] * p["chunk"]
     return n
 
 
 def step_bytes(p):
-    """As problem.cpp step_bytes with partitions 1: visible K and V, q in, output out."""
+    """As problem.cpp step_bytes with partitions 1: visible K and V, q in, output out (q_len
+    rows of each per sequence)."""
     elem, out_elem = 2.0, 4.0 if p["out_dtype"] == "fp32" else 2.0
     kv = (sum(visible_keys(p, n) for n in p["lengths"]) * p["kv_heads"] * p["depth"]
           * kv_elem_bytes(p) * 2)
-    return kv + p["batch"] * p["heads"] * p["depth"] * (elem + out_elem)
+    return kv + p["batch"] * p["q_len"] * p["heads"] * p["depth"] * (elem + out_elem)
+
+
+def draft_tree(q_len, depth, rng):
+    """One sequence's draft tree as mask words, one per token, bit j set where the token sees
+    draft j (itself and its ancestors), drawn as problems/draft_tree.cpp draws them: a chain of
+    `depth` tokens from the root, every later token under a random earlier one with room below
+    it. `rng`: a random.Random; the peers' trees have mha-tune's shape, not its exact draws."""
+    words, level = [], []
+    for t in range(q_len):
+        parent = t - 1 if t < depth else -1
+        if t >= depth:
+            open_ = [u for u in range(t) if level[u] < depth]
+            if open_:
+                parent = open_[rng.randrange(len(open_))]
+        words.append((words[parent] if parent >= 0 else 0) | (1 << t))
+        level.append(level[parent] + 1 if parent >= 0 else 1)
+    return words
+
+
+def token_words(p, seed):
+    """[batch][q_len] mask words of the step's draft tokens: the tree's for a tree mask, and the
+    causal chain's (token t sees drafts 0..t) otherwise, which is how XQA and FlashInfer's custom
+    masks take a causal step."""
+    if p["mask"] == "tree":
+        return [draft_tree(p["q_len"], p["tree_depth"], random.Random(seed * 1000003 + b))
+                for b in range(p["batch"])]
+    return [[(2 << t) - 1 for t in range(p["q_len"])]] * p["batch"]
 
 
 def page_table(lengths, page_size, seed, shuffle=True):
@@ -142,6 +176,7 @@ def cache_bytes(p, page_size):
 def group_key(p):
     """Problems that share a peer's compiled kernels (FlashInfer's JIT modules are built per head
     counts, depth, q and cache dtypes, mask, soft-capping on or off and sink; lengths, batch,
-    paging, scales and the cap's value are runtime values), which a worker runs back to back."""
+    paging, scales and the cap's value are runtime values; XQA's per query length), which a worker
+    runs back to back."""
     return (p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv_dtype"], p["mask"],
-            p["soft_cap"] > 0, p["has_sink"])
+            p["soft_cap"] > 0, p["has_sink"], p["q_len"])

@@ -9,7 +9,8 @@ import os
 import sys
 
 from . import backends, flashinfer_sites, kernel_time, report, timing
-from .suite import FP8_MAX, V_SIGMA_FACTOR, cache_bytes, is_fp8, kv_scales, kv_sigmas, page_table
+from .suite import (FP8_MAX, V_SIGMA_FACTOR, cache_bytes, is_fp8, kv_scales, kv_sigmas,
+                    page_table, token_words)
 
 
 class CaseData:
@@ -17,7 +18,10 @@ class CaseData:
     cache holds x / s saturated to the format, x ~ N(0, sigma_h^2) per KV head (suite.kv_sigmas);
     k_scale and v_scale are its dequantisation scales s (a float for "tensor" scales, a [kv_heads]
     float32 tensor for "head" ones; None for a 16-bit cache). V spreads V_SIGMA_FACTOR times wider
-    than K, so its stored values are drawn alike and its scales are that factor times K's."""
+    than K, so its stored values are drawn alike and its scales are that factor times K's. The
+    queries are token-major, [batch * q_len, heads, d] (sequence b's tokens at rows b * q_len ..),
+    as the ragged-query APIs take them; `words` ([batch][q_len], suite.token_words) are the draft
+    tokens' mask words, `words_t` the same as an int32 [batch, q_len] tensor."""
 
     def __init__(self, torch, p, layout, n_copies, seed):
         b, h, kv, d = p["batch"], p["heads"], p["kv_heads"], p["depth"]
@@ -34,7 +38,9 @@ class CaseData:
         def randn(*shape, std=1.0):
             return (torch.randn(*shape, generator=gen, device="cuda", dtype=torch.float32)
                     .mul_(std).to(dtype))
-        self.q = [randn(b, h, d, std=p["q_std"]) for _ in range(n_copies)]
+        self.q = [randn(b * p["q_len"], h, d, std=p["q_std"]) for _ in range(n_copies)]
+        self.words = token_words(p, seed)
+        self.words_t = torch.tensor(self.words, dtype=torch.int32, device="cuda")
         kv_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "e4m3": torch.float8_e4m3fn,
                     "e5m2": torch.float8_e5m2}[p["kv_dtype"]]
         self.k_scale = self.v_scale = self.dequant = self.v_dequant = None
@@ -61,6 +67,10 @@ class CaseData:
             self.sinks = (torch.randn(h, generator=gen, device="cuda", dtype=torch.float32)
                           + p["sink_mean"])
 
+    def visible(self, torch, p, seq):
+        """[q_len, n] bool: the keys each token of sequence `seq` sees (module `visible`)."""
+        return visible(torch, p, p["lengths"][seq], self.words[seq])
+
     def logical(self, torch, which, seq, n):
         """[kv, n, d] fp32 keys or values of sequence `seq` from copy 0, through the page table,
         dequantised. An fp8 pool is gathered as bytes: older torch has no fp8 index kernel."""
@@ -74,31 +84,57 @@ class CaseData:
                 (self.dequant if which == "k" else self.v_dequant))
 
 
+def visible(torch, p, n, words):
+    """[q_len, n] bool: which keys of a sequence of n keys each of its tokens sees (masks.cuh
+    key_visible, the contract's definition): every key for the null mask; up to the token's own
+    position (n - q_len + t) for causal, the last `window` of those for a window; for a tree, the
+    keys before the drafts and the drafts the token's word names."""
+    q_len = p["q_len"]
+    keys = torch.arange(n, device="cuda").view(1, n)
+    pos = (n - q_len + torch.arange(q_len, device="cuda")).view(q_len, 1)
+    if p["mask"] == "null":
+        return keys.expand(q_len, n) < n
+    if p["mask"] == "tree":
+        draft = keys - (n - q_len)
+        bits = (torch.tensor(words, dtype=torch.int64, device="cuda").view(q_len, 1)
+                >> draft.clamp_min(0)) & 1
+        return (draft < 0) | (bits == 1)
+    seen = keys <= pos
+    if p["mask"] == "window":
+        seen &= keys > pos - p["window"]
+    return seen
+
+
 def reference(torch, p, data):
-    """fp32 attention of copy 0, sequence by sequence, with the window, the soft cap (on the
-    scaled scores, before the sink joins them) and the sink."""
-    h, kv, d = p["heads"], p["kv_heads"], p["depth"]
-    out = torch.empty(p["batch"], h, d, dtype=torch.float32, device="cuda")
+    """fp32 attention of copy 0, sequence by sequence, each token with its mask (`visible`), the
+    soft cap (on the scaled scores, before the sink joins them) and the sink; [batch * q_len,
+    heads, d], token-major as the queries."""
+    h, kv, d, q_len = p["heads"], p["kv_heads"], p["depth"], p["q_len"]
+    out = torch.empty(p["batch"] * q_len, h, d, dtype=torch.float32, device="cuda")
     for seq, n in enumerate(p["lengths"]):
-        begin = max(0, n - p["window"]) if p["mask"] == "window" else 0
-        k = data.logical(torch, "k", seq, n)[:, begin:]
-        v = data.logical(torch, "v", seq, n)[:, begin:]
-        q = data.q[0][seq].float().view(kv, h // kv, d)
-        s = torch.einsum("kgd,knd->kgn", q, k) * p["scale"]
+        k = data.logical(torch, "k", seq, n)
+        v = data.logical(torch, "v", seq, n)
+        q = data.q[0][seq * q_len:(seq + 1) * q_len].float().view(q_len, kv, h // kv, d)
+        s = torch.einsum("tkgd,knd->kgtn", q, k) * p["scale"]
         if p["soft_cap"] > 0:
             s = torch.tanh(s / p["soft_cap"]) * p["soft_cap"]
+        s = s.masked_fill(~visible(torch, p, n, data.words[seq]), float("-inf"))
         if data.sinks is not None:
-            s = torch.cat([s, data.sinks.view(kv, h // kv, 1)], dim=-1)
-        w = torch.softmax(s, dim=-1)
+            sink = data.sinks.view(kv, h // kv, 1, 1).expand(kv, h // kv, q_len, 1)
+            s = torch.cat([s, sink], dim=-1)
+        # A token that sees no key (a position before the first, q_len > n) attends to nothing:
+        # its row is zero, not the NaN of a softmax over nothing.
+        w = torch.softmax(s, dim=-1).nan_to_num(nan=0.0)
         if data.sinks is not None:
             w = w[..., :-1]
-        out[seq] = torch.einsum("kgn,knd->kgd", w, v).reshape(h, d)
+        o = torch.einsum("kgtn,knd->tkgd", w, v).reshape(q_len, h, d)
+        out[seq * q_len:(seq + 1) * q_len] = o
     return out
 
 
 def copy_bytes(p, layout):
     ps = layout.page_size or max(p["lengths"])
-    return cache_bytes(p, ps) + 2.0 * p["batch"] * p["heads"] * p["depth"]
+    return cache_bytes(p, ps) + 2.0 * p["batch"] * p["q_len"] * p["heads"] * p["depth"]
 
 
 def run_case(torch, peer, p, env):
@@ -112,7 +148,7 @@ def run_case(torch, peer, p, env):
         return report.make_row(peer.name, p, "not_supported", str(e)[:500])
     out = call(0)
     torch.cuda.synchronize()
-    diff = out.float() - ref
+    diff = out.float().reshape(ref.shape) - ref  # a peer may return a view in its own order
     rel = (diff.norm() / ref.norm().clamp_min(1e-30)).item()
     max_abs = diff.abs().max().item()
     note = f"{note}; {layout.describe(p)}; {n_copies} copies"
