@@ -27,6 +27,19 @@ __device__ __forceinline__ BlockRows block_rows(const DecodeParams& p, int unit)
   return {kv_head, local0, min(T::kBM, per_kv_head - local0), kv_head * per_kv_head + local0};
 }
 
+// The block's rows of sequence b's own tokens: in a ragged step (cu_seqlens_q) the rows past its
+// last token are padding (no Q loaded, nothing written), and a block may hold none of them.
+template <class T>
+__device__ __forceinline__ BlockRows sequence_rows(const DecodeParams& p, BlockRows rows, int b) {
+  if constexpr (T::kMultiToken) {
+    if (p.cu_seqlens_q != nullptr) {
+      const int real = T::kGroup * sequence_tokens<true>(p, b).count - rows.local0;
+      rows.count = max(0, min(rows.count, real));
+    }
+  }
+  return rows;
+}
+
 // Row r of the block (0 .. count - 1) as (token, head).
 template <class T>
 __device__ __forceinline__ QueryRow block_query_row(const BlockRows& rows, int r) {
@@ -45,9 +58,10 @@ constexpr bool per_row_keys() {
 // The keys the block's rows see. [all_lo, all_end): the keys every row sees, what a warp tests
 // to skip the per-key mask (a single token's whole visible range). With per-row keys, row r's
 // token t = (local0 + r) / group sees [begin_at(first_pos + t), first_pos + t] (first_pos =
-// n - q_len, token 0's position); the masked path computes that per score. Under the tree mask
-// every row sees the keys before first_pos and token t the drafts its word names (`tree`: the
-// sequence's words); those tiles take the masked path, a word load per score.
+// n - q_len, token 0's position; a ragged step's sequence counts its own tokens); the masked path
+// computes that per score. Under the tree mask every row sees the keys before first_pos and token
+// t the drafts its word names (`tree`: the sequence's words); those tiles take the masked path, a
+// word load per score.
 struct KeyBounds {
   int all_lo, all_end;
   int n, first_pos, local0, window, chunk;
@@ -57,16 +71,19 @@ struct KeyBounds {
 template <class T>
 __device__ __forceinline__ KeyBounds key_bounds(const DecodeParams& p, const BlockRows& rows, int b,
                                                 int key_lo, int n) {
-  KeyBounds kb{key_lo, n, n, n - p.q_len, rows.local0, p.window, p.chunk, nullptr};
+  // Single-token instances keep p.q_len (the launcher checked it is 1).
+  const SeqTokens seq =
+      T::kMultiToken ? sequence_tokens<true>(p, b) : SeqTokens{b * p.q_len, p.q_len};
+  KeyBounds kb{key_lo, n, n, n - seq.count, rows.local0, p.window, p.chunk, nullptr};
   if constexpr (T::Mask::kTreeTokens) {
     kb.all_end = kb.first_pos > key_lo ? kb.first_pos : key_lo;
-    kb.tree = p.tree_mask + static_cast<long long>(b) * p.q_len;
+    kb.tree = p.tree_mask + seq.first;
   } else if constexpr (per_row_keys<T>()) {
     // The block's first token ends the range every row sees, its last token starts it.
     const int first_token = rows.local0 / T::kGroup;
     const int last_token = (rows.local0 + rows.count - 1) / T::kGroup;
     kb.all_lo = T::Mask::begin_at(kb.first_pos + last_token, p.window, p.chunk);
-    kb.all_end = token_end<typename T::Mask>(n, p.q_len, first_token);
+    kb.all_end = token_end<typename T::Mask>(n, seq.count, first_token);
   }
   return kb;
 }

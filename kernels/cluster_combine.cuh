@@ -99,7 +99,7 @@ __device__ __forceinline__ void cluster_combine_rows(const DecodeParams& p, cons
       if constexpr (injected_fault<T>() == Fault::kSinkPerPartition && T::kHasSink)
         merged.l += sink_weight(sink, merged.m);
     }
-    static_cast<Out*>(p.out)[out_row_offset(p, w.b, query) + col] =
+    static_cast<Out*>(p.out)[out_row_offset<T::kMultiToken>(p, w.b, query) + col] =
         ptx::from_float<Out>(merged.normalised());
     if (col == 0) write_lse<T::kMultiToken>(p, w.b, query, merged.m, merged.l);
   }

@@ -40,11 +40,18 @@ __device__ __forceinline__ void decode_block(const DecodeParams& p, unsigned cha
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int warp_m = warp / T::kWarpsN, warp_n = warp % T::kWarpsN;
   // With a plan the KV heads run along x, so the blocks launch item by item, longest first.
-  const BlockRows rows = block_rows<T>(p, p.work != nullptr ? blockIdx.x : blockIdx.y);
+  BlockRows rows = block_rows<T>(p, p.work != nullptr ? blockIdx.x : blockIdx.y);
   const int kv_head = rows.kv_head;
 
   BlockWork w;
   if (!block_work<T>(p, w)) {  // past this step's plan
+    phase::decode_exit(p);
+    return;
+  }
+  // A ragged step's block past its sequence's tokens has nothing to write. Every partition of its
+  // rows returns alike, so no cluster barrier or fused-reduce counter waits for it.
+  rows = sequence_rows<T>(p, rows, w.b);
+  if (T::kMultiToken && rows.count <= 0) {
     phase::decode_exit(p);
     return;
   }

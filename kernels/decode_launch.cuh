@@ -22,8 +22,8 @@ namespace mha {
 template <class T>
 cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
   const bool planned = p.work != nullptr;
-  // Single-token instances compute one query token; multi-token ones any count from 1.
-  const bool tokens_ok = T::kMultiToken ? p.q_len >= 1 : p.q_len == 1;
+  // Single-token instances compute one query token; multi-token ones any count from 1, ragged too.
+  const bool tokens_ok = T::kMultiToken ? p.q_len >= 1 : p.q_len == 1 && p.cu_seqlens_q == nullptr;
   if (p.heads != p.kv_heads * T::kGroup || p.partitions < 1 || p.batch < 1 || !tokens_ok ||
       (planned && (p.work_count == nullptr || p.seq_splits == nullptr || p.work_capacity < 1))) {
     return cudaErrorInvalidValue;

@@ -34,6 +34,10 @@ struct SeqSplit {
 //                  (b * heads * q_len + r) * partitions + c, with a plan as SeqSplit says.
 //   lse:           [batch][q_len][heads]
 //   tree_mask:     [batch][q_len] 32-bit words (tree-mask kernels only)
+// A ragged step (cu_seqlens_q) packs the tokens instead: [total tokens][heads][depth] for q and
+// out, [total tokens][heads] for lse, [total tokens] for tree_mask, sequence b's at rows
+// cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1; its partials keep the uniform layout of q_len, the
+// most tokens any sequence has, whose rows past a sequence's own tokens stay unused.
 // A sequence's query rows are its heads x q_len (token, head) pairs, numbered KV head first, then
 // token, then the head within the group: r = (kv_head * q_len + t) * group + g. So the rows of one
 // KV head are consecutive, and a block of them reads that head's K/V once for all its tokens.
@@ -124,6 +128,12 @@ struct DecodeParams {
   // Tree-mask kernels: [batch][q_len] words, bit j of token t's set where t attends to draft j
   // (masks.cuh tree_sees). Read only by them.
   const unsigned* tree_mask = nullptr;
+  // Ragged steps: [batch + 1] offsets of each sequence's first token among the step's
+  // (FlashAttention's cu_seqlens_q, FlashInfer's qo_indptr; cu_seqlens_q[0] = 0). Sequence b has
+  // cu_seqlens_q[b + 1]
+  // - cu_seqlens_q[b] tokens, 0 to q_len (then the most any has), token t at position n - that
+  // count + t. Null: q_len tokens each. Multi-token instances only.
+  const int* cu_seqlens_q = nullptr;
 };
 
 // The decode grid of one step: (partitions, KV heads x row blocks, batch), or with a plan (KV heads
@@ -150,6 +160,20 @@ __host__ __device__ inline int query_tokens(const DecodeParams& p) {
   return kMultiToken ? p.q_len : 1;
 }
 
+// Sequence b's query tokens: the step-wide index of its first (its row in the token-major layouts)
+// and how many it has. Single-token instances fold it to (b, 1), uniform steps to (b * q_len,
+// q_len); a ragged step reads its offsets.
+struct SeqTokens {
+  int first, count;
+};
+template <bool kMultiToken>
+__host__ __device__ inline SeqTokens sequence_tokens(const DecodeParams& p, int b) {
+  if constexpr (!kMultiToken) return {b, 1};
+  if (p.cu_seqlens_q == nullptr) return {b * p.q_len, p.q_len};
+  const int first = p.cu_seqlens_q[b];
+  return {first, p.cu_seqlens_q[b + 1] - first};
+}
+
 // Sequence-local query row r (numbered KV head first, then token, then head in the group).
 template <bool kMultiToken>
 __host__ __device__ inline QueryRow query_row(const DecodeParams& p, int r) {
@@ -160,13 +184,21 @@ __host__ __device__ inline QueryRow query_row(const DecodeParams& p, int r) {
 }
 
 // Element offsets of (sequence b, query row)'s q and output rows (strides filled:
-// fill_row_strides).
+// fill_row_strides). A ragged step's sequences start at their first token's row, not at a
+// sequence stride.
+template <bool kMultiToken>
 __host__ __device__ inline long long q_row_offset(const DecodeParams& p, int b, QueryRow row) {
-  return b * p.q_seq_stride + row.token * p.q_token_stride +
-         static_cast<long long>(row.head) * p.q_head_stride;
+  const long long seq = kMultiToken && p.cu_seqlens_q != nullptr
+                            ? p.cu_seqlens_q[b] * p.q_token_stride
+                            : b * p.q_seq_stride;
+  return seq + row.token * p.q_token_stride + static_cast<long long>(row.head) * p.q_head_stride;
 }
+template <bool kMultiToken>
 __host__ __device__ inline long long out_row_offset(const DecodeParams& p, int b, QueryRow row) {
-  return b * p.out_seq_stride + row.token * p.out_token_stride +
+  const long long seq = kMultiToken && p.cu_seqlens_q != nullptr
+                            ? p.cu_seqlens_q[b] * p.out_token_stride
+                            : b * p.out_seq_stride;
+  return seq + row.token * p.out_token_stride +
          static_cast<long long>(row.head) * p.out_head_stride;
 }
 // The packed layout's q and out strides where the caller left 0 (launch_decode, before every

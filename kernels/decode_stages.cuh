@@ -186,7 +186,7 @@ __device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, const
   using Q = typename T::Elem;
   constexpr int kCpr = T::kChunksPerRow;
   const Q* q_seq = static_cast<const Q*>(p.q);
-  const Q* q_g = q_seq + q_row_offset(p, b, block_query_row<T>(rows, 0));
+  const Q* q_g = q_seq + q_row_offset<T::kMultiToken>(p, b, block_query_row<T>(rows, 0));
   const int head_stride = p.q_head_stride;
   QChunks<T> q;
 #pragma unroll
@@ -195,8 +195,9 @@ __device__ __forceinline__ QChunks<T> load_q(const DecodeParams& p, int b, const
     q.loaded[k] = make_uint4(0, 0, 0, 0);
     if (i < QChunks<T>::kChunks && r < rows.count) {
       // One token's rows are consecutive heads; several tokens' rows step across tokens too.
-      const Q* row = T::kMultiToken ? q_seq + q_row_offset(p, b, block_query_row<T>(rows, r))
-                                    : q_g + r * head_stride;
+      const Q* row = T::kMultiToken
+                         ? q_seq + q_row_offset<T::kMultiToken>(p, b, block_query_row<T>(rows, r))
+                         : q_g + r * head_stride;
       q.loaded[k] = *reinterpret_cast<const uint4*>(row + c * 8);
     }
   }
@@ -688,7 +689,7 @@ __device__ __forceinline__ void write_rows(const DecodeParams& p, const MergeAre
     const QueryRow query = block_query_row<T>(rows, row);
     if (w.chunks == 1) {
       if constexpr (T::kHasSink) merged.add_sink(p.sink_logits[query.head] * kLog2e);
-      static_cast<Out*>(p.out)[out_row_offset(p, w.b, query) + col] =
+      static_cast<Out*>(p.out)[out_row_offset<T::kMultiToken>(p, w.b, query) + col] =
           ptx::from_float<Out>(merged.normalised());
       if (col == 0) write_lse<T::kMultiToken>(p, w.b, query, merged.m, merged.l);
     } else {

@@ -116,7 +116,7 @@ template <bool kMultiToken>
 __host__ __device__ inline void write_lse(const DecodeParams& p, int b, QueryRow row, float m,
                                           float l) {
   if (p.lse != nullptr)
-    p.lse[(static_cast<long long>(b) * query_tokens<kMultiToken>(p) + row.token) * p.heads +
+    p.lse[(static_cast<long long>(sequence_tokens<kMultiToken>(p, b).first) + row.token) * p.heads +
           row.head] = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
 }
 

@@ -2,7 +2,8 @@
 // reference: one block per (query head, sequence), natural-log softmax, mask tested key by key
 // with the contract's own definition. It shares no code path with the decode kernel.
 // Several query tokens: one block per (query head, sequence x token), grid (heads, batch x q_len);
-// q, out and lse in their packed [batch][q_len][heads] layouts.
+// q, out and lse in their packed [batch][q_len][heads] layouts, or a ragged step's
+// [total tokens][heads] (cu_seqlens_q), where a sequence's blocks past its own tokens return.
 #pragma once
 
 #include <math.h>
@@ -40,17 +41,20 @@ __global__ void __launch_bounds__(kReferenceThreads)
                                MaskKind mask, bool has_sink, float* scores) {
   __shared__ float scratch[kReferenceThreads / 32];
   const int head = blockIdx.x, b = blockIdx.y / p.q_len, token = blockIdx.y % p.q_len;
+  const SeqTokens seq = sequence_tokens<true>(p, b);
+  if (token >= seq.count) return;  // a ragged step's sequence of fewer tokens
   const int kv_head = head / group;
   const int n = p.seq_lens[b];
-  const long long row = static_cast<long long>(blockIdx.y) * p.heads + head;  // [b][token][head]
+  // [token][head] over the step's tokens (packed, ragged or not); the scores' scratch by grid row.
+  const long long row = (static_cast<long long>(seq.first) + token) * p.heads + head;
   const QElem* q = static_cast<const QElem*>(p.q) + row * depth;
   const float k_dequant = p.k_scale != nullptr ? p.k_scale[kv_head] : 1.f;
   const float v_dequant = p.v_scale != nullptr ? p.v_scale[kv_head] : 1.f;
-  float* s = scores + row * max_len;
+  float* s = scores + (static_cast<long long>(blockIdx.y) * p.heads + head) * max_len;
   auto kv_row = [&](const KvElem* base, int key) {
     return base + ((static_cast<long long>(b) * max_len + key) * p.kv_heads + kv_head) * depth;
   };
-  const TreeWord tree = mask == MaskKind::kTree ? p.tree_mask[blockIdx.y] : 0u;  // [b][token]
+  const TreeWord tree = mask == MaskKind::kTree ? p.tree_mask[seq.first + token] : 0u;
   float m = has_sink ? p.sink_logits[head] : -INFINITY;
   for (int j = threadIdx.x; j < n; j += kReferenceThreads) {
     float dot = 0.f;
@@ -58,7 +62,7 @@ __global__ void __launch_bounds__(kReferenceThreads)
     for (int c = 0; c < depth; ++c) dot += ptx::to_float(q[c]) * (ptx::to_float(k[c]) * k_dequant);
     float score = dot * p.scale;
     if (p.soft_cap > 0.f) score = p.soft_cap * tanhf(score / p.soft_cap);
-    s[j] = key_visible(mask, j, n, p.window, p.chunk, p.q_len, token, tree) ? score : -INFINITY;
+    s[j] = key_visible(mask, j, n, p.window, p.chunk, seq.count, token, tree) ? score : -INFINITY;
     m = fmaxf(m, s[j]);
   }
   m = block_reduce(m, true, scratch);

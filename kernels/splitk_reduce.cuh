@@ -96,7 +96,7 @@ __device__ __forceinline__ void fold_partials(const DecodeParams& p, const float
 template <typename Out, bool kHasSink, Fault kFault, bool kMultiToken>
 __device__ inline void combine_row(const DecodeParams& p, long long first, int parts, int b,
                                    QueryRow row, int depth, float* scratch) {
-  const long long out_at = out_row_offset(p, b, row);
+  const long long out_at = out_row_offset<kMultiToken>(p, b, row);
   // The one deliberate test fault here: weights in natural-exp units against log2 maxima.
   auto scale_to = [](float m_from, float m_to) {
     if constexpr (kFault == Fault::kReduceNaturalExp) return expf(m_from - exp_base(m_to));
@@ -194,7 +194,8 @@ __device__ inline void fused_combine_rows(const DecodeParams& p, int b, int firs
 #pragma unroll 4
     for (int i = 0; i < parts; ++i)
       acc += w[r * parts + i] * __ldcg(part_out + static_cast<long long>(i) * depth);
-    static_cast<Out*>(p.out)[out_row_offset(p, b, row_of(r)) + col] = ptx::from_float<Out>(acc);
+    static_cast<Out*>(p.out)[out_row_offset<kMultiToken>(p, b, row_of(r)) + col] =
+        ptx::from_float<Out>(acc);
   }
 }
 
@@ -237,14 +238,16 @@ __global__ void __launch_bounds__(kThreads, reduce_min_blocks(kThreads))
   int parts = 0;
   partial_rows<kMultiToken>(p, b, row, &first,
                             &parts);  // the plan is the host's, not the decode grid's
-  if (parts <= 1) {
+  // A ragged step's rows past their sequence's last token hold nothing (the decode blocks wrote
+  // no partial for them).
+  const QueryRow query = query_row<kMultiToken>(p, row);
+  if (parts <= 1 || query.token >= sequence_tokens<kMultiToken>(p, b).count) {
     phase::reduce_stamp(p, phase::kReduceExitNs);
     return;
   }
   ptx::wait_for_prerequisite_grid();  // launched programmatically: the partials are not yet final
   phase::reduce_stamp(p, phase::kReduceWaitedNs);
-  combine_row<Out, kHasSink, kFault, kMultiToken>(
-      p, first, parts, b, query_row<kMultiToken>(p, row), depth, reduce_scratch);
+  combine_row<Out, kHasSink, kFault, kMultiToken>(p, first, parts, b, query, depth, reduce_scratch);
   phase::reduce_stamp(p, phase::kReduceExitNs);
 }
 

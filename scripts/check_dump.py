@@ -69,26 +69,35 @@ def attention(np, problem_dir, manifest, path):
     scale = field(manifest, path, "scale")
     # Manifests written before soft caps were recorded had none to record (0: no cap).
     cap = float(manifest.get("soft_cap", 0) or 0)
-    one_token = q.ndim == 3  # [batch][heads][depth]: a dump without the token axis
+    # A ragged step ("q_lens"): q holds the step's tokens, sequence after sequence,
+    # [tokens][heads][depth]; otherwise [batch][q_len][heads][depth], or [batch][heads][depth]
+    # in a dump without the token axis.
+    q_lens = manifest.get("shape", {}).get("q_lens")
+    one_token = q.ndim == 3 and q_lens is None
     if one_token:
         q = q[:, None]
-    q_len = q.shape[1]
+    if q_lens is None:
+        q_lens = [q.shape[1]] * len(lengths)
+        rows = [(b, t, (b, t)) for b in range(len(lengths)) for t in range(q.shape[1])]
+    else:
+        starts = np.concatenate([[0], np.cumsum(q_lens)]).astype(int)
+        rows = [(b, t, (starts[b] + t,)) for b in range(len(lengths)) for t in range(q_lens[b])]
     out = np.zeros_like(q)
-    for b, n in enumerate(lengths):
-        for t, h in ((t, h) for t in range(q_len) for h in range(q.shape[2])):
-            seen = visible(np, kind, int(n), window, chunk, q_len, t,
-                           tree[b, t] if tree is not None else 0)
-            kv = h // group
-            raw = k[b, :n, kv] @ q[b, t, h] * scale
-            if cap > 0:  # cap * tanh(s / cap), before the mask and the (uncapped) sink
-                raw = cap * np.tanh(raw / cap)
-            s = np.where(seen, raw, -np.inf)
-            m = max(s.max(), sink[h] if sink is not None else -np.inf)
-            if m == -np.inf:
-                continue
-            w = np.exp(s - m)
-            denom = w.sum() + (np.exp(sink[h] - m) if sink is not None else 0.0)
-            out[b, t, h] = (w[:, None] * v[b, :n, kv]).sum(0) / denom
+    for (b, t, at), h in ((row, h) for row in rows for h in range(q.shape[-2])):
+        n = lengths[b]
+        seen = visible(np, kind, int(n), window, chunk, q_lens[b], t,
+                       tree[at] if tree is not None else 0)
+        kv = h // group
+        raw = k[b, :n, kv] @ q[at + (h,)] * scale
+        if cap > 0:  # cap * tanh(s / cap), before the mask and the (uncapped) sink
+            raw = cap * np.tanh(raw / cap)
+        s = np.where(seen, raw, -np.inf)
+        m = max(s.max(), sink[h] if sink is not None else -np.inf)
+        if m == -np.inf:
+            continue
+        w = np.exp(s - m)
+        denom = w.sum() + (np.exp(sink[h] - m) if sink is not None else 0.0)
+        out[at + (h,)] = (w[:, None] * v[b, :n, kv]).sum(0) / denom
     return out[:, 0] if one_token else out
 
 

@@ -163,5 +163,32 @@ TEST(CpuReference, TreeTokensSeeTheCacheAndTheDraftsTheirWordsName) {
   expect_mix(out, 2, 0, {1 / 3., 1 / 3., 0, 1 / 3.});
 }
 
+TEST(CpuReference, RaggedTokensSitAtTheirOwnSequencesPositions) {
+  // Two sequences of the same 3 keys; the first has 2 tokens (at positions 1, 2), the second 1
+  // (position 2); rows token-major over the step's 3 tokens: row 2 is sequence 1's only token.
+  Case t({0.f, 0.f, 0.f});
+  t.p.shape.batch = 2;
+  t.p.lengths = t.in.lengths = {3, 3};
+  const std::vector<float> k = t.in.k, v = t.in.v;
+  t.in.k.insert(t.in.k.end(), k.begin(), k.end());
+  t.in.v.insert(t.in.v.end(), v.begin(), v.end());
+  t.p.shape.mask = "causal";
+  t.p.shape.q_len = 2;
+  t.p.shape.ragged_q_lens = {2, 1};
+  t.in.q.assign(size_t(3) * kD, 0.f);
+  for (int token = 0; token < 3; ++token) t.in.q[size_t(token) * kD] = 1.f;
+  const std::vector<double> out = t.run();
+  ASSERT_EQ(out.size(), size_t(3) * kD);
+  expect_mix(out, 0, 0, {0.5, 0.5, 0});
+  expect_mix(out, 1, 0, {1 / 3., 1 / 3., 1 / 3.});
+  expect_mix(out, 2, 0, {1 / 3., 1 / 3., 1 / 3.});  // its one token is the newest
+  // A sequence without a token has no row.
+  t.p.shape.ragged_q_lens = {0, 1};
+  t.in.q.resize(kD);
+  const std::vector<double> lone = t.run();
+  ASSERT_EQ(lone.size(), size_t(kD));
+  expect_mix(lone, 0, 0, {1 / 3., 1 / 3., 1 / 3.});
+}
+
 }  // namespace
 }  // namespace mha

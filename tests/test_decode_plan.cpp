@@ -203,6 +203,22 @@ TEST(DecodePlan, RunRefusesViewsTheKernelsCannotRead) {
   expect_run_refused(plan, a, mha::DecodeStatusCode::kInvalidArgument, "out: not 16-byte aligned");
 }
 
+TEST(DecodePlan, RaggedTokensTakeAMultiTokenKernelAndTheirOffsets) {
+  mha::DecodePlanOptions o = llama(4, 1000, "4");
+  o.shape.mask = "causal";
+  o.shape.q_len = 1;  // at most one token a sequence, some none: still the multi-token kernel
+  o.shape.ragged_q_len = true;
+  const mha::DecodePlan plan = made(o);
+  EXPECT_TRUE(plan.kernel().traits.multi_token) << plan.kernel().name;
+  Views v;
+  expect_run_refused(plan, v.args(2), mha::DecodeStatusCode::kInvalidArgument, "cu_seqlens_q");
+  o.shape.ragged_q_len = false;
+  o.shape.q_len = 4;
+  mha::DecodeArgs a = v.args(2);
+  a.cu_seqlens_q = reinterpret_cast<const int*>(v.bytes);
+  expect_run_refused(made(o), a, mha::DecodeStatusCode::kInvalidArgument, "cu_seqlens_q: set, but");
+}
+
 TEST(DecodePlan, RunOfASplitPlanNeedsItsLengths) {
   const mha::DecodePlan plan = made(llama(4, 1000, "plan2x128"));
   Views v;

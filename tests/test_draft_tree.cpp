@@ -58,5 +58,23 @@ TEST(DraftTree, OneTreePerSequenceFromTheProblemsSeed) {
   EXPECT_TRUE(draft_tree_words(p).empty());
 }
 
+TEST(DraftTree, RaggedStepsPackEachSequencesTreeOfItsOwnTokens) {
+  Problem p;
+  p.shape.mask = "tree";
+  p.shape.batch = 3;
+  p.shape.q_len = 8;
+  p.shape.tree_depth = 3;
+  const std::vector<TreeWord> uniform = draft_tree_words(p);
+  p.shape.ragged_q_lens = {8, 0, 2};
+  const std::vector<TreeWord> words = draft_tree_words(p);
+  ASSERT_EQ(words.size(), 10u);  // [tokens]: sequence 1 has none
+  // Sequence 0 draws the tree it draws in the uniform step; sequence 2's two tokens, no deeper
+  // than them, are a chain from the same seed's root.
+  EXPECT_EQ(std::vector<TreeWord>(words.begin(), words.begin() + 8),
+            std::vector<TreeWord>(uniform.begin(), uniform.begin() + 8));
+  EXPECT_EQ(words[8], 0b01u);
+  EXPECT_EQ(words[9], 0b11u);
+}
+
 }  // namespace
 }  // namespace mha

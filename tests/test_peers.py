@@ -56,7 +56,7 @@ def plan_problem(name="p", keys=64, lengths=None, lengths_name=None, **fields):
     kv, mask = fields.get("kv", "contig"), fields.get("mask", "null")
     depth = fields.get("depth", 128)
     q = {"name": name, "batch": len(lengths) if lengths else 1, "heads": 32, "kv_heads": 8,
-         "depth": depth, "q_len": 1, "dtype": dtype, "out_dtype": dtype, "kv_dtype": kv_dtype,
+         "depth": depth, "q_len": 1, "ragged_q_lens": [], "dtype": dtype, "out_dtype": dtype, "kv_dtype": kv_dtype,
          "kv_scale": "tensor" if kv_dtype in ("e4m3", "e5m2") else "", "soft_cap": 0.0, "kv": kv,
          "page_size": 0 if kv == "contig" else 16, "mask": mask,
          "tree_depth": 4 if mask == "tree" else 0, "window": 128 if mask == "window" else 0, "chunk": 256 if mask == "chunked" else 0,
@@ -146,7 +146,7 @@ PLAN_TEXT = r'''
   "problems": [
     {
      "batch": 2, "bytes_per_step": 8224768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41868, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41868, "q_len": 1, "ragged_q_lens": [], "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 1000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "r_n1000", "out_dtype": "bf16", "page_size": 0,
@@ -155,7 +155,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 2, "bytes_per_step": 12320768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41588, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41588, "q_len": 1, "ragged_q_lens": [], "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 1500, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "r_n1500", "out_dtype": "bf16", "page_size": 0,
@@ -164,7 +164,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 2, "bytes_per_step": 16416768.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41448, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41448, "q_len": 1, "ragged_q_lens": [], "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 2000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "r_n2000", "out_dtype": "bf16", "page_size": 0,
@@ -173,7 +173,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 3, "bytes_per_step": 37466112.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.41272480814545454, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
+     "estimated_s": 0.41272480814545454, "q_len": 1, "ragged_q_lens": [], "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 9000, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "ragged5-9000-130", "mask": "null",
@@ -184,7 +184,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 6, "bytes_per_step": 111493120.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.4181085905454546, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
+     "estimated_s": 0.4181085905454546, "q_len": 1, "ragged_q_lens": [], "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_d128_g4_contig_null_bm16_bn64_bk32_wm16_wn16_t128_s4"],
      "keys": 11006, "kv": "contig", "kv_dtype": "bf16", "kv_heads": 8, "kv_scale": "",
      "lengths": "lognormal6x4096s7", "mask": "null",
@@ -195,7 +195,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 1, "bytes_per_step": 630784.0, "chunk": 0, "depth": 128, "dtype": "bf16",
-     "estimated_s": 0.31793, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
+     "estimated_s": 0.31793, "q_len": 1, "ragged_q_lens": [], "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_bf16_bf16_kve4m3_d128_g4_contig_null_cap_bm16_bn64_bk32_wm16_wn16_t128_s4_wsk"],
      "keys": 300, "kv": "contig", "kv_dtype": "e4m3", "kv_heads": 8, "kv_scale": "tensor",
      "lengths": "", "mask": "null",
@@ -205,7 +205,7 @@ PLAN_TEXT = r'''
     },
     {
      "batch": 3, "bytes_per_step": 1302528.0, "chunk": 0, "depth": 128, "dtype": "fp16",
-     "estimated_s": 0.30358, "q_len": 1, "tree_depth": 0, "has_sink": false, "heads": 32,
+     "estimated_s": 0.30358, "q_len": 1, "ragged_q_lens": [], "tree_depth": 0, "has_sink": false, "heads": 32,
      "kernels": ["decode_fp16_fp32_d128_g4_paged_null_bm16_bn64_bk32_wm16_wn16_t128_s2"],
      "keys": 100, "kv": "paged", "kv_dtype": "fp16", "kv_heads": 8, "kv_scale": "",
      "lengths": "", "mask": "null", "name": "b3_h32_kv8_d128_n100_fp16_ofp32_paged16_null",
@@ -446,6 +446,10 @@ class PeerTableTest(unittest.TestCase):
         self.assertIn("sinks", prefill.why_not(dict(causal, has_sink=True)))
         self.assertIn("per tensor", prefill.why_not(dict(causal, kv_dtype="e4m3",
                                                          kv_scale="head")))
+
+    def test_ragged_tokens_are_refused(self):
+        ragged = planned(lengths=[9, 30], q_len=4, ragged_q_lens=[4, 1], mask="causal")
+        self.assertIn("ragged counts", peers.tokens_why_not(ragged, backends.PEERS["fa3"]))
 
     def test_tree_plans(self):
         self.assertEqual(planned(keys=64, q_len=8, mask="tree", tree_depth=8)["tree_depth"], 8)

@@ -140,6 +140,67 @@ TEST(Problem, QueryLengthsPickTheKernelKindAndNameTheProblem) {
   EXPECT_NE(parse_error("q_len=17").find("'q_len'"), std::string::npos);
 }
 
+// Throws the UsageError of instantiating `spec` on `t`, or "" when it instantiates.
+std::string instantiate_error(const std::string& spec, const KernelTraits& t) {
+  try {
+    instantiate(parse_problem_spec(spec), t, nullptr);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Problem, RaggedQueryTokensCountEachSequenceOnMultiTokenKernels) {
+  KernelTraits multi = traits("causal");
+  multi.multi_token = true;
+  std::string why;
+  const auto ragged =
+      instantiate(parse_problem_spec("lengths=9:300:40,mask=causal,q_lens=3:0:8"), multi, &why);
+  ASSERT_EQ(ragged.size(), 1u) << why;
+  const ProblemShape& s = ragged[0].shape;
+  EXPECT_EQ(s.q_len, 8);  // the most any sequence has: the grid's rows
+  EXPECT_EQ(s.ragged_q_lens, (std::vector<int>{3, 0, 8}));
+  EXPECT_EQ(sequence_q_lens(s), (std::vector<int>{3, 0, 8}));
+  EXPECT_EQ(total_query_tokens(s), 11);
+  EXPECT_EQ(query_token_starts(s), (std::vector<int>{0, 3, 3, 11}));
+  EXPECT_NE(s.name.find("_q8r3-0-8_"), std::string::npos) << s.name;
+  EXPECT_TRUE(multi_token_step(s));
+  // Bytes: 11 tokens' q and output rows, not 3 x 8.
+  Problem uniform = ragged[0];
+  uniform.shape.ragged_q_lens.clear();
+  EXPECT_DOUBLE_EQ(step_bytes(uniform, 1) - step_bytes(ragged[0], 1), 13 * 32 * 128 * (2 + 2.0));
+  // Counts of at most one token still need a multi-token kernel (cu_seqlens_q).
+  why.clear();
+  EXPECT_TRUE(instantiate(parse_problem_spec("lengths=9:30,q_lens=1:0"), traits(), &why).empty());
+  EXPECT_NE(why.find("ragged token counts"), std::string::npos) << why;
+  const auto ones =
+      instantiate(parse_problem_spec("name=r,lengths=9:30,mask=causal,q_lens=1:0"), multi, &why);
+  ASSERT_EQ(ones.size(), 1u) << why;
+  EXPECT_EQ(ones[0].shape.name, "r_q1r1-0");
+  // A long list is named by its size and a hash: distinct lists, distinct names.
+  auto long_name = [&](int last) {
+    std::string list;
+    for (int b = 0; b < 29; ++b) list += "2:";
+    return instantiate(parse_problem_spec("batch=30,keys=64,mask=causal,q_lens=" + list +
+                                          std::to_string(last)),
+                       multi, nullptr)[0]
+        .shape.name;
+  };
+  EXPECT_NE(long_name(3), long_name(4));
+  EXPECT_NE(long_name(3).find("_q3r30h"), std::string::npos) << long_name(3);
+  // Errors name the key and the fault.
+  EXPECT_NE(parse_error("q_lens=1:17").find("'q_lens'"), std::string::npos);
+  EXPECT_NE(parse_error("q_lens=1:-1").find("'q_lens'"), std::string::npos);
+  EXPECT_NE(parse_error("q_lens=1:x").find("'q_lens'"), std::string::npos);
+  EXPECT_NE(instantiate_error("lengths=9:30,q_len=2,q_lens=1:2", multi).find("keep one"),
+            std::string::npos);
+  EXPECT_NE(instantiate_error("lengths=9:30,q_lens=0:0", multi).find("no sequence has"),
+            std::string::npos);
+  EXPECT_NE(instantiate_error("lengths=9:30:5,mask=causal,q_lens=1:2", multi)
+                .find("2 token counts for a batch of 3"),
+            std::string::npos);
+}
+
 TEST(Problem, StepBytesCountOnlyVisibleKeys) {
   std::string why;
   const auto null = instantiate(parse_problem_spec("keys=131072,kv_heads=8"), traits(), &why)[0];

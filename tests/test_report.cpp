@@ -49,6 +49,7 @@ ResultRow full_row() {
   r.problem.q_len = 3;
   r.problem.lengths = "ragged:1,777,300";
   r.problem.ragged_lengths = {1, 777, 300};
+  r.problem.ragged_q_lens = {0, 3, 1};
   r.partitions = 9;
   r.status = Status::kIncorrect;
   r.reason = "rel_l2 \"too\" high, see: a,b\nsecond line";
@@ -123,6 +124,7 @@ void expect_same(const ResultRow& a, const ResultRow& b) {
   EXPECT_EQ(p.keys, q.keys);
   EXPECT_EQ(p.lengths, q.lengths);
   EXPECT_EQ(p.ragged_lengths, q.ragged_lengths);
+  EXPECT_EQ(p.ragged_q_lens, q.ragged_q_lens);
   EXPECT_EQ(a.partitions, b.partitions);
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
@@ -224,6 +226,17 @@ TEST(ReportJson, BadInputNamesFileAndKey) {
   EXPECT_NE(read_error("zero_length.json", j.dump()).find("ragged_lengths"), std::string::npos);
   j["rows"][0]["problem"].erase("ragged_lengths");  // older reports have none: still read
   EXPECT_EQ(read_error("old.json", j.dump()), "(no error)");
+
+  // A ragged step's token counts: one per sequence, 0 .. q_len, their most q_len.
+  j = report_to_json(full_meta(), {full_row()});
+  EXPECT_EQ(j["rows"][0]["problem"]["ragged_q_lens"], nlohmann::json({0, 3, 1}));
+  for (const nlohmann::json& bad : {nlohmann::json({0, 3}), nlohmann::json({0, 17, 1}),
+                                    nlohmann::json({0, -1, 3}), nlohmann::json({0, 2, 1})}) {
+    j["rows"][0]["problem"]["ragged_q_lens"] = bad;
+    EXPECT_NE(read_error("bad_q_lens.json", j.dump()).find("rows[0].problem.ragged_q_lens"),
+              std::string::npos)
+        << bad.dump();
+  }
 
   // Sizes past what a problem spec accepts (select and the time model size lists by them).
   for (const auto& [key, value] : {std::pair<const char*, long long>{"batch", 100000},

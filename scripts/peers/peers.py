@@ -83,6 +83,9 @@ def common_why_not(p):
 
 def tokens_why_not(p, peer):
     """Why a peer that computes one query token per sequence cannot take a step of several."""
+    if p["ragged_q_lens"]:
+        return ("this harness's inputs hold q_len tokens every sequence, not ragged counts "
+                "(cu_seqlens_q)")
     if p["q_len"] > 1 and not peer.query_tokens:
         return (f"{peer.name} computes one query token per sequence, not {p['q_len']} (its "
                 "multi-token path is another peer, where it has one)")

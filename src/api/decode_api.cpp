@@ -28,7 +28,8 @@ bool computes_shape(const KernelTraits& t, const DecodeShape& s) {
   return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
          cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap && t.out_dtype == s.out_dtype &&
          t.depth == s.depth && t.group == s.heads / s.kv_heads && t.kv == s.kv &&
-         t.mask == s.mask && t.has_sink == s.has_sink && t.multi_token == (s.q_len > 1);
+         t.mask == s.mask && t.has_sink == s.has_sink &&
+         t.multi_token == (s.q_len > 1 || s.ragged_q_len);
 }
 
 // The run-time table (load_decode_defaults, or MHA_TUNE_DEFAULTS read at the first choice); null:
@@ -105,6 +106,9 @@ ProblemShape model_shape(const DecodeShape& s) {
   p.has_sink = s.has_sink;
   p.keys = std::max(1, s.max_keys);
   p.q_len = s.q_len;
+  // A ragged step's counts are the run's; its q_len bounds them, so the model prices q_len each
+  // on the multi-token family.
+  if (s.ragged_q_len) p.ragged_q_lens.assign(std::max(1, s.batch), s.q_len);
   return p;
 }
 
@@ -145,8 +149,8 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   if (table.sm_count != sm_count) return false;  // measured on another GPU model
   const int group = s.heads / s.kv_heads;
   DefaultsQuery q;
-  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap, s.q_len > 1), s.depth, group,
-                         s.kv, s.mask, s.has_sink);
+  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap, s.q_len > 1 || s.ragged_q_len),
+                         s.depth, group, s.kv, s.mask, s.has_sink);
   q.batch_kv_heads = s.batch * s.kv_heads;
   q.keys = std::max(1, s.max_keys);
   q.ragged = s.ragged;

@@ -38,6 +38,9 @@ struct DecodeShape {
   // Query tokens per sequence (speculative verify steps: 2..8 drafts); token t of a sequence of n
   // keys sits at position n - q_len + t. Several run on the multi-token kernels.
   int q_len = 1;
+  // A ragged step: each sequence has 0..q_len tokens (DecodeArgs::cu_seqlens_q), token t of a
+  // sequence of m of them at position n - m + t. Runs on the multi-token kernels, whatever q_len.
+  bool ragged_q_len = false;
 };
 
 // A kernel and a partition count for a shape, and how they were chosen.

@@ -216,6 +216,11 @@ std::string check_pointers(const DecodePlan& plan, const DecodeArgs& a) {
   if (s.kv != "contig" && a.page_table == nullptr) return "page_table: null for a paged cache";
   if (s.has_sink && a.sink_logits == nullptr) return "sink_logits: null for a shape with a sink";
   if (s.mask == "tree" && a.tree_mask == nullptr) return "tree_mask: null for a tree mask";
+  if (s.ragged_q_len && a.cu_seqlens_q == nullptr)
+    return "cu_seqlens_q: null for a ragged_q_len shape (each sequence's token offsets)";
+  if (!s.ragged_q_len && a.cu_seqlens_q != nullptr)
+    return "cu_seqlens_q: set, but the plan's shape has q_len tokens a sequence (ragged_q_len is "
+           "false)";
   if (is_fp8(s.kv_dtype) && (a.k_scale == nullptr || a.v_scale == nullptr))
     return "k_scale, v_scale: null for an fp8 cache";
   if (plan.workspace_bytes() > 0 && a.workspace == nullptr)
@@ -283,6 +288,7 @@ DecodeStatus run(const DecodePlan& plan, const DecodeArgs& a, cudaStream_t strea
   p.seq_lens = a.seq_lens;
   p.sink_logits = a.sink_logits;
   p.tree_mask = a.tree_mask;
+  p.cu_seqlens_q = a.cu_seqlens_q;
   p.k_scale = a.k_scale;
   p.v_scale = a.v_scale;
   p.out = a.out;

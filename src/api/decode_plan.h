@@ -94,7 +94,10 @@ class DecodePlan {
 struct DecodeArgs {
   int batch =
       0;  // this step's sequences, at most the plan's capacity (a split plan: set_lengths's)
-  const void* q = nullptr;  // [batch][q_len][heads][depth] of the shape's dtype
+  // [batch][q_len][heads][depth] of the shape's dtype; a ragged_q_len shape's [tokens][heads]
+  // [depth], sequence b's at rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 (so for out, lse and
+  // tree_mask); q_seq_stride and out_seq_stride are then unused.
+  const void* q = nullptr;
   long long q_seq_stride = 0, q_token_stride = 0;
   int q_head_stride = 0;
   const void* k_cache = nullptr;  // contiguous: [capacity][max_keys][kv_heads][depth]; paged:
@@ -109,6 +112,9 @@ struct DecodeArgs {
   // Tree masks: [batch][q_len] 32-bit words on the device, bit j of token t's set where t attends
   // to draft j (the key at n - q_len + j); every token sees the keys before the drafts.
   const unsigned* tree_mask = nullptr;
+  // ragged_q_len shapes: [batch + 1] token offsets on the device (FlashAttention's cu_seqlens_q,
+  // FlashInfer's qo_indptr), cu_seqlens_q[0] = 0, at most q_len tokens a sequence.
+  const int* cu_seqlens_q = nullptr;
   const float* k_scale = nullptr;  // [kv_heads], fp8 caches
   const float* v_scale = nullptr;
   float scale = 0.f;  // 0: 1 / sqrt(depth)

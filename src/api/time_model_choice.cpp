@@ -105,7 +105,7 @@ std::string tile_id(const KernelTraits& t) {
 }
 
 std::string model_family(const ProblemShape& p) {
-  return family_name(dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0, p.q_len > 1), p.depth,
+  return family_name(dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0, multi_token_step(p)), p.depth,
                      model_group(p), p.kv, p.mask, p.has_sink);
 }
 
@@ -172,7 +172,7 @@ ModelChoice choose_by_model(const TimeModel& model, const ProblemShape& shape,
   ModelChoice c;
   const std::string want = model_family(shape);
   const std::string dtype =
-      dtype_key(shape.dtype, shape.kv_dtype, shape.soft_cap > 0, shape.q_len > 1);
+      dtype_key(shape.dtype, shape.kv_dtype, shape.soft_cap > 0, multi_token_step(shape));
   // The family to draw tiles from: the shape's own, else the nearest fitted one.
   std::string family;
   int best_distance = std::numeric_limits<int>::max();

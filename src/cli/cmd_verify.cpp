@@ -43,22 +43,28 @@ void dump_point(const std::string& dir, const KernelEntry& k, const Problem& p, 
   fs::create_directories(root);
   const ProblemShape& s = p.shape;
   const size_t B = s.batch, T = s.q_len, H = s.heads, Hkv = s.kv_heads, D = s.depth;
+  // A ragged step's rows are its tokens, sequence after sequence (manifest: shape.q_lens).
+  const bool ragged = !s.ragged_q_lens.empty();
+  const size_t tokens = size_t(total_query_tokens(s));
+  const std::vector<size_t> rows_shape =
+      ragged ? std::vector<size_t>{tokens, H, D} : std::vector<size_t>{B, T, H, D};
   const fs::path inputs = root / "q.npy";
   if (!fs::exists(inputs)) {
     const HostInputs in = data.download();
-    write_npy((root / "q.npy").string(), in.q, {B, T, H, D});
+    write_npy((root / "q.npy").string(), in.q, rows_shape);
     write_npy((root / "k.npy").string(), in.k, {B, size_t(in.max_len), Hkv, D});
     write_npy((root / "v.npy").string(), in.v, {B, size_t(in.max_len), Hkv, D});
     write_npy((root / "lengths.npy").string(), in.lengths, {B});
     if (s.has_sink) write_npy((root / "sink_weights.npy").string(), in.sink_logits, {H});
     if (!in.tree_words.empty())  // 16 tokens at most: every word fits an int
       write_npy((root / "tree_mask.npy").string(),
-                std::vector<int>(in.tree_words.begin(), in.tree_words.end()), {B, T});
+                std::vector<int>(in.tree_words.begin(), in.tree_words.end()),
+                ragged ? std::vector<size_t>{tokens} : std::vector<size_t>{B, T});
     write_npy((root / "reference.npy").string(), std::vector<float>(ref.begin(), ref.end()),
-              {B, T, H, D});
+              rows_shape);
   }
   const std::string out_name = fmt::format("out_{}_p{}.npy", k.name, split_label(partitions));
-  write_npy((root / out_name).string(), r.output, {B, T, H, D});
+  write_npy((root / out_name).string(), r.output, rows_shape);
   const fs::path manifest_path = root / "manifest.json";
   nlohmann::json manifest = dump_manifest(p);
   if (fs::exists(manifest_path)) {  // the outputs of the problem's other points stay

@@ -32,12 +32,20 @@ struct ProblemShape {
   // Query tokens per sequence (speculative verify steps); token t of q_len sits at position
   // n - q_len + t of a sequence of n keys, and several need a multi-token kernel.
   int q_len = 1;
+  // A ragged step's tokens per sequence (0 .. q_len, q_len the most); empty when each has q_len.
+  // Ragged steps run on multi-token kernels, whatever their most.
+  std::vector<int> ragged_q_lens;
   int keys = 0;         // max length in the batch (all equal unless ragged)
   std::string lengths;  // "" when every sequence has `keys`, else "ragged:<spec>"
   // Every sequence's length when the batch is ragged (empty when all have `keys`): the name
   // above shortens long lists, and select's split rules read each length.
   std::vector<int> ragged_lengths;
 };
+
+// Whether the step needs a multi-token kernel: several tokens a sequence, or ragged counts.
+inline bool multi_token_step(const ProblemShape& s) {
+  return s.q_len > 1 || !s.ragged_q_lens.empty();
+}
 
 // Disposition of one row, as in the CUTLASS profiler.
 enum class Status { kPassed, kIncorrect, kFailed, kNotSupported, kSkipped };

@@ -21,6 +21,7 @@ DecodeShape decode_shape_of(const Problem& problem) {
   d.batch = s.batch;
   d.max_keys = std::max(1, problem.max_length());
   d.q_len = s.q_len;
+  d.ragged_q_len = !s.ragged_q_lens.empty();
   for (int n : problem.lengths) d.ragged = d.ragged || n != problem.lengths.front();
   return d;
 }
@@ -38,6 +39,7 @@ DecodeArgs decode_args_of(const DecodeParams& in, const Problem& problem, void* 
   a.seq_lens = in.seq_lens;
   a.sink_logits = in.sink_logits;
   a.tree_mask = in.tree_mask;
+  a.cu_seqlens_q = in.cu_seqlens_q;
   a.k_scale = in.k_scale;
   a.v_scale = in.v_scale;
   a.scale = in.scale;

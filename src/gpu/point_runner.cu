@@ -29,9 +29,12 @@ StepBuffers::StepBuffers(const Problem& problem, const KernelTraits& kernel, int
       partitions(partitions_),
       batch(problem.shape.batch) {
   const ProblemShape& s = problem.shape;
-  const size_t query_rows_per_seq = size_t(s.q_len) * s.heads;  // (token, head) pairs
+  // (token, head) pairs: the partials' layout gives every sequence q_len tokens, a ragged step's
+  // output only its own.
+  const size_t query_rows_per_seq = size_t(s.q_len) * s.heads;
   const size_t rows = s.batch * query_rows_per_seq;
-  out = DeviceBuffer(rows * s.depth * element_bytes(s.out_dtype));
+  const size_t out_rows = size_t(total_query_tokens(s)) * s.heads;
+  out = DeviceBuffer(out_rows * s.depth * element_bytes(s.out_dtype));
   // Partitions that combine in a cluster keep their rows in distributed shared memory.
   size_t partial_rows = partial_rows_per_head() * query_rows_per_seq;
   if (is_split_plan(partitions)) {

@@ -144,7 +144,7 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
   const ProblemShape& s = problem.shape;
   const int max_len = std::max(1, problem.max_length());
   const int row_elems = s.kv_heads * s.depth;
-  q_elems_ = size_t(s.batch) * s.q_len * s.heads * s.depth;
+  q_elems_ = size_t(total_query_tokens(s)) * s.heads * s.depth;
   logical_elems_ = size_t(s.batch) * max_len * row_elems;
 
   lengths_ = DeviceBuffer(sizeof(int) * s.batch);
@@ -175,6 +175,12 @@ ProblemData::ProblemData(const Problem& problem, int copies) : problem_(problem)
   if (s.has_sink) {
     sink_ = DeviceBuffer(sizeof(float) * s.heads);
     fill<float>(sink_.get(), s.heads, problem.seed ^ 0x5151, problem.sink_mean, 1.f);
+  }
+  if (!s.ragged_q_lens.empty()) {  // cu_seqlens_q
+    const std::vector<int> starts = query_token_starts(s);
+    token_starts_ = DeviceBuffer(sizeof(int) * starts.size());
+    MHA_CUDA_CHECK(cudaMemcpy(token_starts_.get(), starts.data(), token_starts_.bytes(),
+                              cudaMemcpyHostToDevice));
   }
   tree_words_ = draft_tree_words(problem);
   if (!tree_words_.empty()) {
@@ -266,6 +272,7 @@ DecodeParams ProblemData::params(int copy, int partitions) const {
   p.k_scale = k_scale_.get<float>();
   p.v_scale = v_scale_.get<float>();
   p.tree_mask = tree_.get<unsigned>();
+  p.cu_seqlens_q = token_starts_.get<int>();
   p.soft_cap = static_cast<float>(s.soft_cap);
   p.batch = s.batch;
   p.heads = s.heads;
@@ -320,7 +327,7 @@ double copy_bytes(const Problem& problem) {
   } else {
     key_slots = double(s.batch) * std::max(1, problem.max_length());
   }
-  return double(s.batch) * s.q_len * s.heads * s.depth * 2 + 2 * key_slots * row_bytes;
+  return double(total_query_tokens(s)) * s.heads * s.depth * 2 + 2 * key_slots * row_bytes;
 }
 
 }  // namespace mha

@@ -17,10 +17,10 @@ namespace mha {
 // Host copies of copy 0 in logical layout, as floats (for the CPU reference and --dump); fp8
 // caches dequantised (the values the cache stands for).
 struct HostInputs {
-  std::vector<float> q;              // [batch][q_len][heads][depth]
+  std::vector<float> q;              // [tokens][heads][depth], token-major (query_token_starts)
   std::vector<float> k, v;           // [batch][max_len][kv_heads][depth]
   std::vector<float> sink_logits;    // [heads] (empty without sink)
-  std::vector<TreeWord> tree_words;  // [batch][q_len] (tree mask only; draft_tree.h)
+  std::vector<TreeWord> tree_words;  // [tokens] (tree mask only; draft_tree.h)
   std::vector<int> lengths;
   int max_len = 0;
 };
@@ -61,6 +61,7 @@ class ProblemData {
   KvQuantisation quant_;
   std::vector<TreeWord> tree_words_;  // what tree_ holds, for download()
   DeviceBuffer k_logical_, v_logical_, lengths_, page_table_, sink_, k_scale_, v_scale_, tree_;
+  DeviceBuffer token_starts_;  // a ragged step's cu_seqlens_q; else empty
 };
 
 // Device bytes of one copy of a problem's inputs (q, K, V as laid out), before allocating it.

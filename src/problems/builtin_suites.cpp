@@ -2,8 +2,9 @@
 // default) and "edge" (lengths around BN, primes, partitions beyond the key tiles, extreme
 // windows, chunks and sinks, large scores, ragged batches, odd page sizes), each with fixed
 // partition counts and split plans. Multi-token kernels run them at 4 query tokens, and at the
-// query lengths that stress their rows (one, more than a block's spare rows, more than the keys);
-// tree-mask ones also on trees of every depth to 8 tokens, and of 16.
+// query lengths that stress their rows (one, more than a block's spare rows, more than the keys)
+// and on ragged token counts (none, one, past the keys); tree-mask ones also on trees of every
+// depth to 8 tokens, and of 16.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -180,6 +181,19 @@ std::vector<Problem> builtin_suite(const std::string& suite, const KernelTraits&
     ragged.lengths = {1, bn + 3, 5, 777};
     ragged.shape.lengths = fmt::format("ragged1-{}-5-777", bn + 3);
     b.add(ragged, {1, 4});
+    // Ragged tokens (cu_seqlens_q): a sequence with none, one of a single token, more tokens than
+    // keys, tokens past a block's rows (row blocks of padding only); each sequence's tokens at its
+    // own positions. Then a step where one sequence of three has tokens.
+    Problem tokens = b.base(5, 0);
+    tokens.lengths = {bn + 3, 1, 5, 777, 1009};
+    tokens.shape.lengths = fmt::format("ragged{}-1-5-777-1009", bn + 3);
+    tokens.shape.ragged_q_lens = {3, 0, 8, 1, past_block};
+    tokens.shape.q_len = std::max(8, past_block);
+    b.add(tokens, {1, 2, 5});
+    Problem lone = b.base(3, 1000);
+    lone.shape.ragged_q_lens = {0, 5, 0};
+    lone.shape.q_len = 5;
+    b.add(lone, {1, 3});
   }
   if (is_paged(t.kv)) {
     for (int page : {1, 7, 48, 128}) {  // 48 and 128: whole 16-row slices (decode_kernel.cuh)

@@ -1,5 +1,6 @@
 #include "problems/draft_tree.h"
 
+#include <algorithm>
 #include <random>
 
 #include "common/kinds.h"
@@ -27,11 +28,13 @@ std::vector<TreeWord> draft_tree(int q_len, int depth, unsigned long long seed) 
 std::vector<TreeWord> draft_tree_words(const Problem& problem) {
   const ProblemShape& s = problem.shape;
   if (mask_from_name(s.mask) != MaskKind::kTree) return {};
+  const std::vector<int> tokens = sequence_q_lens(s);
   std::vector<TreeWord> words;
-  words.reserve(static_cast<size_t>(s.batch) * s.q_len);
+  words.reserve(static_cast<size_t>(total_query_tokens(s)));
   for (int b = 0; b < s.batch; ++b) {
-    const std::vector<TreeWord> tree =
-        draft_tree(s.q_len, s.tree_depth, problem.seed * 0x9e3779b97f4a7c15ull + b);
+    if (tokens[b] == 0) continue;
+    const std::vector<TreeWord> tree = draft_tree(tokens[b], std::min(s.tree_depth, tokens[b]),
+                                                  problem.seed * 0x9e3779b97f4a7c15ull + b);
     words.insert(words.end(), tree.begin(), tree.end());
   }
   return words;

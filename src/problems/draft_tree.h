@@ -17,8 +17,9 @@ namespace mha {
 // no tokens left over, is the causal mask.
 std::vector<TreeWord> draft_tree(int q_len, int depth, unsigned long long seed);
 
-// [batch][q_len] words of a tree-mask problem, one seeded tree per sequence; empty under every
-// other mask.
+// [batch][q_len] words of a tree-mask problem, one seeded tree per sequence (a ragged step's
+// packed, each sequence's tree of its own tokens, no deeper than them); empty under every other
+// mask.
 std::vector<TreeWord> draft_tree_words(const Problem& problem);
 
 }  // namespace mha

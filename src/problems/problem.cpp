@@ -3,6 +3,7 @@
 #include "problems/problem.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -37,12 +38,12 @@ constexpr int kMaxCount = kMaxProblemCount;
 constexpr long long kMaxPartitions = 1024;
 
 const std::vector<std::string> kSpecKeys = {
-    "name",           "batch",     "heads",     "kv_heads",   "depth",
-    "dtype",          "out_dtype", "kv_dtype",  "kv_scale",   "kv",
-    "page_size",      "mask",      "window",    "chunk",      "sink",
-    "soft_cap",       "keys",      "lengths",   "partitions", "q_std",
-    "sink_mean",      "scale",     "mix",       "mix_seed",   "plan_blocks_per_sm",
-    "plan_min_chunk", "q_len",     "tree_depth"};
+    "name",           "batch",     "heads",    "kv_heads",   "depth",
+    "dtype",          "out_dtype", "kv_dtype", "kv_scale",   "kv",
+    "page_size",      "mask",      "window",   "chunk",      "sink",
+    "soft_cap",       "keys",      "lengths",  "partitions", "q_std",
+    "sink_mean",      "scale",     "mix",      "mix_seed",   "plan_blocks_per_sm",
+    "plan_min_chunk", "q_len",     "q_lens",   "tree_depth"};
 
 int parse_int(const std::string& origin, const std::string& key, const std::string& v) {
   try {
@@ -233,6 +234,15 @@ void set_field(ProblemSpec& spec, const std::string& key, const std::string& val
     spec.q_len.clear();
     for (const ListItem& item : expand_list(value, what))
       spec.q_len.push_back(list_value(item, kMaxQueryTokens));
+  } else if (key == "q_lens") {  // a ragged step: a sequence may have no new token
+    spec.q_lens.clear();
+    for (const ListItem& item : expand_list(value, what)) {
+      if (item.is_word || item.value < 0 || item.value > kMaxQueryTokens)
+        throw UsageError(fmt::format("{}: '{}' is not a token count in [0, {}]", what,
+                                     item.is_word ? item.word : std::to_string(item.value),
+                                     kMaxQueryTokens));
+      spec.q_lens.push_back(static_cast<int>(item.value));
+    }
   } else if (key == "q_std")
     spec.q_std = parse_non_negative_float(o, key, value);
   else if (key == "sink_mean")
@@ -305,7 +315,8 @@ std::vector<ProblemSpec> problem_specs_from_json(const std::string& origin, cons
         throw UsageError(fmt::format("{}: key 'name': expected a string", spec.origin));
       const bool is_list_key = it.key() == "keys" || it.key() == "lengths" ||
                                it.key() == "partitions" || it.key() == "plan_blocks_per_sm" ||
-                               it.key() == "plan_min_chunk" || it.key() == "q_len";
+                               it.key() == "plan_min_chunk" || it.key() == "q_len" ||
+                               it.key() == "q_lens";
       if (it.value().is_array() && !is_list_key)  // "q_std": [0] would read as 0
         throw UsageError(
             fmt::format("{}: key '{}': expected one value, not a list", spec.origin, it.key()));
@@ -336,8 +347,28 @@ std::vector<VisibleRange> visible_ranges(const Problem& p) {
   const ProblemShape& s = p.shape;
   const MaskKind mask = mask_from_name(s.mask);
   std::vector<VisibleRange> ranges;
-  for (int n : p.lengths) ranges.push_back(visible_range(n, mask, s.window, s.chunk, s.q_len));
+  const std::vector<int> tokens = sequence_q_lens(s);
+  // A sequence without a token reads nothing, but a plan gives it the range of one: its blocks
+  // find no row of theirs and return.
+  for (size_t b = 0; b < p.lengths.size(); ++b)
+    ranges.push_back(visible_range(p.lengths[b], mask, s.window, s.chunk,
+                                   std::max(1, b < tokens.size() ? tokens[b] : s.q_len)));
   return ranges;
+}
+
+std::vector<int> sequence_q_lens(const ProblemShape& s) {
+  return s.ragged_q_lens.empty() ? std::vector<int>(s.batch, s.q_len) : s.ragged_q_lens;
+}
+
+long long total_query_tokens(const ProblemShape& s) {
+  const std::vector<int> tokens = sequence_q_lens(s);
+  return std::accumulate(tokens.begin(), tokens.end(), 0LL);
+}
+
+std::vector<int> query_token_starts(const ProblemShape& s) {
+  std::vector<int> starts{0};
+  for (int n : sequence_q_lens(s)) starts.push_back(starts.back() + n);
+  return starts;
 }
 
 double visible_kv_bytes(const Problem& p) {
@@ -350,11 +381,12 @@ double visible_kv_bytes(const Problem& p) {
 double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head) {
   const ProblemShape& s = p.shape;
   const double elem = element_bytes(s.dtype), out_elem = element_bytes(s.out_dtype);
-  const double query_rows = double(s.batch) * s.q_len * s.heads;
+  const double tokens = double(total_query_tokens(s));
+  const double query_rows = tokens * s.heads;
   double bytes = visible_kv_bytes(p) + query_rows * s.depth * (elem + out_elem);  // q in, out
   // Each partial row is written once and read once: output columns plus (max, sum), for every
-  // query token.
-  bytes += 2.0 * double(partial_rows_per_head) * s.q_len * s.heads * (s.depth + 2) * 4;
+  // query token (a ragged step's: its mean tokens a sequence).
+  bytes += 2.0 * double(partial_rows_per_head) * (tokens / s.batch) * s.heads * (s.depth + 2) * 4;
   return bytes;
 }
 
@@ -390,19 +422,35 @@ bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* w
     return fail(fmt::format("kernel sink {} != {}", t.has_sink, s.has_sink));
   // One query token runs on the single-token kernels, whose row arithmetic is constant; several
   // need a multi-token one.
-  if (t.multi_token != (s.q_len > 1))
+  if (t.multi_token != multi_token_step(s))
     return fail(t.multi_token ? "kernel computes several query tokens; the problem has q_len 1"
-                              : fmt::format("kernel computes one query token; the problem has "
-                                            "q_len {}",
-                                            s.q_len));
+                : !s.ragged_q_lens.empty()
+                    ? std::string("kernel computes one query token; the problem's "
+                                  "sequences have ragged token counts (q_lens)")
+                    : fmt::format("kernel computes one query token; the problem "
+                                  "has q_len {}",
+                                  s.q_len));
   return true;
 }
+
+namespace {
+
+// "_q<n>" for n tokens a sequence (nothing for one); a ragged step adds "r" and its counts, a long
+// list its size and a hash ("_q8r2-0-8-4", "_q8r64h1a2b3c4d").
+std::string query_tokens_name(const ProblemShape& s) {
+  if (s.ragged_q_lens.empty()) return s.q_len > 1 ? fmt::format("_q{}", s.q_len) : "";
+  const std::string list = fmt::format("{}", fmt::join(s.ragged_q_lens, "-"));
+  if (list.size() <= 40) return fmt::format("_q{}r{}", s.q_len, list);
+  return fmt::format("_q{}r{}h{}", s.q_len, s.ragged_q_lens.size(), fnv1a_hex(list).substr(0, 8));
+}
+
+}  // namespace
 
 std::string problem_name(const Problem& p) {
   const ProblemShape& s = p.shape;
   std::string name =
       fmt::format("b{}_h{}_kv{}_d{}_n{}", s.batch, s.heads, s.kv_heads, s.depth, s.keys);
-  if (s.q_len > 1) name += fmt::format("_q{}", s.q_len);
+  name += query_tokens_name(s);
   name += "_" + s.dtype;
   if (s.out_dtype != s.dtype) name += "_o" + s.out_dtype;
   if (s.kv_dtype != s.dtype) name += "_kv" + s.kv_dtype + (s.kv_scale == "head" ? "h" : "");
@@ -438,12 +486,14 @@ std::vector<int> spec_partitions(const ProblemSpec& spec) {
 
 namespace {
 
-// The problems of one query length (instantiate: one per q_len value).
+// The problems of one query length (instantiate: one per q_len value; a ragged step's q_len is its
+// most tokens).
 std::vector<Problem> instantiate_tokens(const ProblemSpec& spec, const KernelTraits& t, int q_len,
                                         std::string* why_not) {
   Problem base;
   ProblemShape& s = base.shape;
   s.q_len = q_len;
+  s.ragged_q_lens = spec.q_lens;
   s.dtype = spec.dtype.value_or(t.dtype);
   s.out_dtype = spec.out_dtype.value_or(t.out_dtype);
   // An fp8 cache and a soft cap change the data and the function, not the tiling: a spec gets
@@ -488,9 +538,12 @@ std::vector<Problem> instantiate_tokens(const ProblemSpec& spec, const KernelTra
           "{}: problem {}: its K/V cache is {:.0f} GiB (batch {}, keys {}); "
           "more than 1 TiB fits no GPU",
           spec.origin, problem_name(p), kv_bytes / (1 << 30), p.shape.batch, p.shape.keys));
+    if (!spec.q_lens.empty() && p.shape.batch != static_cast<int>(spec.q_lens.size()))
+      throw UsageError(fmt::format("{}: key 'q_lens': {} token counts for a batch of {}",
+                                   spec.origin, spec.q_lens.size(), p.shape.batch));
     if (spec.name) {
       p.shape.name = name_keys > 0 ? fmt::format("{}_n{}", *spec.name, name_keys) : *spec.name;
-      if (q_len > 1) p.shape.name += fmt::format("_q{}", q_len);
+      p.shape.name += query_tokens_name(p.shape);
     } else
       p.shape.name = problem_name(p);
     out.push_back(p);
@@ -554,7 +607,18 @@ std::vector<Problem> instantiate(const ProblemSpec& spec, const KernelTraits& t,
                                  std::string* why_not) {
   // A spec without q_len is a single-token step; with a list, one problem per value the kernel
   // computes (single- and multi-token kernels share a list such as 1:2:4:8).
-  const std::vector<int> q_lens = spec.q_len.empty() ? std::vector<int>{1} : spec.q_len;
+  std::vector<int> q_lens = spec.q_len.empty() ? std::vector<int>{1} : spec.q_len;
+  if (!spec.q_lens.empty()) {  // one ragged step, sized by its most tokens
+    if (!spec.q_len.empty())
+      throw UsageError(fmt::format(
+          "{}: keys 'q_len' and 'q_lens' both give the query tokens: keep one", spec.origin));
+    const int most = *std::max_element(spec.q_lens.begin(), spec.q_lens.end());
+    if (most == 0)
+      throw UsageError(
+          fmt::format("{}: key 'q_lens': no sequence has a query token (the step computes nothing)",
+                      spec.origin));
+    q_lens = {most};
+  }
   std::vector<Problem> out;
   for (int q_len : q_lens)
     for (Problem& p : instantiate_tokens(spec, t, q_len, why_not)) out.push_back(std::move(p));

@@ -40,6 +40,7 @@ struct ProblemSpec {
   std::optional<bool> sink;
   std::vector<int> keys;           // several lengths: one problem each
   std::vector<int> q_len;          // query tokens per sequence, several: one problem each
+  std::vector<int> q_lens;         // a ragged step's tokens, one count (0 ..) per sequence
   std::vector<int> lengths;        // explicit ragged lengths (batch = size)
   std::optional<std::string> mix;  // a seeded length mix (length_mix.h), one per keys value
   std::optional<int> mix_seed;
@@ -97,6 +98,12 @@ std::vector<VisibleRange> visible_ranges(const Problem& p);
 // step_bytes for a split that writes `partial_rows_per_head` partial rows per query head in all
 // (a plan's; step_bytes passes batch x partitions).
 double step_bytes_with_partials(const Problem& p, long long partial_rows_per_head);
+
+// Each sequence's query tokens (the ragged counts, else q_len each), their total over the step and
+// where each sequence's start among them (cu_seqlens_q: batch + 1 offsets, the first 0).
+std::vector<int> sequence_q_lens(const ProblemShape& s);
+long long total_query_tokens(const ProblemShape& s);
+std::vector<int> query_token_starts(const ProblemShape& s);
 
 // Does this kernel compute this problem's family (dtype, depth, group, kv, mask, sink, one query
 // token or several)?

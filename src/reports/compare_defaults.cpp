@@ -16,8 +16,9 @@ namespace {
 DefaultsQuery query_of(const ResultRow& row) {
   const ProblemShape& s = row.problem;
   DefaultsQuery q;
-  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap > 0.f, s.q_len > 1), s.depth,
-                         s.kv_heads > 0 ? s.heads / s.kv_heads : s.heads, s.kv, s.mask, s.has_sink);
+  q.family =
+      family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap > 0.f, multi_token_step(s)), s.depth,
+                  s.kv_heads > 0 ? s.heads / s.kv_heads : s.heads, s.kv, s.mask, s.has_sink);
   q.batch_kv_heads = std::max(1, s.batch * s.kv_heads);
   const int longest = s.ragged_lengths.empty()
                           ? s.keys

@@ -163,6 +163,8 @@ json to_json_value(const ResultRow& r) {
     j["problem"]["total_keys"] =
         std::accumulate(p.ragged_lengths.begin(), p.ragged_lengths.end(), 0LL);
   }
+  // A ragged step's tokens per sequence (q_len is their most).
+  if (!p.ragged_q_lens.empty()) j["problem"]["ragged_q_lens"] = p.ragged_q_lens;
   return j;
 }
 
@@ -217,6 +219,24 @@ ResultRow row_from_json(const json& j, const std::string& w) {
              fmt::format("expected integers in [1, {}], got {}", kMaxProblemKeys, n.dump()));
       r.problem.ragged_lengths.push_back(n.get<int>());
     }
+  }
+  if (problem.contains("ragged_q_lens")) {  // added later: optional
+    const std::string where = w + ".problem";
+    const json& list = problem["ragged_q_lens"];
+    if (!list.is_array() || static_cast<int>(list.size()) != r.problem.batch)
+      fail(where, "ragged_q_lens",
+           "expected a list of " + std::to_string(r.problem.batch) + " token counts (batch)");
+    int most = 0;
+    for (const json& n : list) {
+      if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() > kMaxQueryTokens)
+        fail(where, "ragged_q_lens",
+             fmt::format("expected integers in [0, {}], got {}", kMaxQueryTokens, n.dump()));
+      r.problem.ragged_q_lens.push_back(n.get<int>());
+      most = std::max(most, n.get<int>());
+    }
+    if (most != r.problem.q_len)
+      fail(where, "ragged_q_lens",
+           fmt::format("the most tokens, {}, is not q_len {}", most, r.problem.q_len));
   }
   return r;
 }

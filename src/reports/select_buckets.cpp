@@ -129,7 +129,7 @@ bool BucketKey::operator==(const BucketKey& o) const { return !(*this < o) && !(
 
 BucketKey bucket_of(const ProblemShape& p) {
   BucketKey b;
-  b.dtype = dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0, p.q_len > 1);
+  b.dtype = dtype_key(p.dtype, p.kv_dtype, p.soft_cap > 0, multi_token_step(p));
   b.depth = p.depth;
   b.group = p.kv_heads > 0 ? p.heads / p.kv_heads : p.heads;
   b.kv = p.kv;

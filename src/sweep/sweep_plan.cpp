@@ -153,6 +153,7 @@ int print_sweep_plan(const std::vector<PlannedProblem>& plan, const PlanOptions&
                         {"kv_heads", s.kv_heads},
                         {"depth", s.depth},
                         {"q_len", s.q_len},
+                        {"ragged_q_lens", s.ragged_q_lens},
                         {"dtype", s.dtype},
                         {"out_dtype", s.out_dtype},
                         {"kv_dtype", s.kv_dtype},

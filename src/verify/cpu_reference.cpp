@@ -1,7 +1,8 @@
 // The float64 CPU reference: the contract's formula evaluated directly, with the sink joining
 // the denominator only and natural-log exponentials (the kernels use log2: an independent path).
-// Several query tokens: token t of a sequence of n keys at position n - q_len + t, its keys
-// tested with the contract's key_visible (a tree token: with its word of the problem's trees).
+// Several query tokens: token t of a sequence of n keys at position n - q_len + t (a ragged step:
+// the sequence's own count), its keys tested with the contract's key_visible (a tree token: with
+// its word of the problem's trees); rows token-major over the step's tokens.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,24 +19,26 @@ std::vector<double> cpu_reference(const Problem& problem, const HostInputs& in) 
   const int d = s.depth, group = s.heads / s.kv_heads;
   const double scale = problem.effective_scale();
   const MaskKind kind = mask_from_name(s.mask);
-  std::vector<double> out(size_t(s.batch) * s.q_len * s.heads * d, 0.0);
+  const std::vector<int> tokens = sequence_q_lens(s), starts = query_token_starts(s);
+  std::vector<double> out(size_t(starts.back()) * s.heads * d, 0.0);
   std::vector<double> scores;
   for (int b = 0; b < s.batch; ++b)
-    for (int t = 0; t < s.q_len; ++t) {
+    for (int t = 0; t < tokens[b]; ++t) {
       const int n = in.lengths[b];
+      const size_t token_row = size_t(starts[b]) + t;  // token-major over the step's tokens
       for (int h = 0; h < s.heads; ++h) {
         const int kvh = h / group;
-        const size_t query_row = (size_t(b) * s.q_len + t) * s.heads + h;  // [b][t][h]
+        const size_t query_row = token_row * s.heads + h;
         const float* q = &in.q[query_row * d];
         auto row = [&](const std::vector<float>& cache, int key) {
           return &cache[((size_t(b) * in.max_len + key) * s.kv_heads + kvh) * d];
         };
-        const TreeWord tree = in.tree_words.empty() ? 0u : in.tree_words[size_t(b) * s.q_len + t];
+        const TreeWord tree = in.tree_words.empty() ? 0u : in.tree_words[token_row];
         scores.assign(n, -std::numeric_limits<double>::infinity());
         double m =
             s.has_sink ? double(in.sink_logits[h]) : -std::numeric_limits<double>::infinity();
         for (int j = 0; j < n; ++j) {
-          if (!key_visible(kind, j, n, s.window, s.chunk, s.q_len, t, tree)) continue;
+          if (!key_visible(kind, j, n, s.window, s.chunk, tokens[b], t, tree)) continue;
           const float* k = row(in.k, j);
           double dot = 0;
           for (int c = 0; c < d; ++c) dot += double(q[c]) * double(k[c]);

@@ -12,6 +12,9 @@ nlohmann::json dump_manifest(const Problem& p) {
   m["shape"] = {{"batch", s.batch}, {"heads", s.heads},          {"kv_heads", s.kv_heads},
                 {"depth", s.depth}, {"max_len", p.max_length()}, {"group", p.group()},
                 {"q_len", s.q_len}};
+  // A ragged step: each sequence's tokens; q, out, reference and tree_mask then hold the step's
+  // tokens sequence after sequence, [tokens][heads][depth] ([tokens] words).
+  if (!s.ragged_q_lens.empty()) m["shape"]["q_lens"] = s.ragged_q_lens;
   m["dtype"] = s.dtype;
   m["out_dtype"] = s.out_dtype;
   m["scale"] = p.effective_scale();

@@ -14,10 +14,13 @@ std::vector<double> gpu_reference(const Problem& problem, const ProblemData& dat
                                   std::vector<double>* lse) {
   const ProblemShape& s = problem.shape;
   const int max_len = std::max(1, problem.max_length());
-  const size_t rows = size_t(s.batch) * s.q_len * s.heads;
+  // The grid's rows give every sequence q_len tokens (the scores' scratch is laid out so); the
+  // output and LSE hold the step's own tokens.
+  const size_t grid_rows = size_t(s.batch) * s.q_len * s.heads;
+  const size_t rows = size_t(total_query_tokens(s)) * s.heads;
   const size_t out_elems = rows * s.depth;
   DeviceBuffer out(out_elems * sizeof(float));
-  DeviceBuffer scores(rows * max_len * sizeof(float));
+  DeviceBuffer scores(grid_rows * max_len * sizeof(float));
   DecodeParams p = data.params(0, 1);
   p.out = out.get();
   DeviceBuffer lse_rows(lse != nullptr ? rows * sizeof(float) : 0);

@@ -51,7 +51,7 @@ def problems_from_plan(plan, origin):
         # q_len: plans written before several query tokens had one.
         p.update(lengths=list(lengths), lengths_name=q["lengths"],
                  kv_scale=q["kv_scale"] or "tensor", q_len=q.get("q_len", 1),
-                 tree_depth=q.get("tree_depth", 0))
+                 tree_depth=q.get("tree_depth", 0), ragged_q_lens=list(q.get("ragged_q_lens", [])))
         if p["mask"] == "tree" and not 1 <= p["tree_depth"] <= p["q_len"]:
             raise UsageError(f"{origin}: problems[{i}] ({q['name']}): a tree mask needs "
                              f"tree_depth in 1..q_len ({p['q_len']}), not {p['tree_depth']} "
