@@ -104,13 +104,15 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
   }
   const size_t q_bytes = bytes_of(s.dtype), out_bytes = bytes_of(s.out_dtype),
                kv_bytes = bytes_of(s.kv_dtype);
-  // A sequence's rows: its q_len tokens' heads, token-major ([batch][q_len][heads][depth]).
+  // A sequence's rows: its q_len tokens' heads, token-major ([batch][q_len][heads][depth]); a
+  // ragged step's, the step's tokens one after another ([tokens][heads][depth]).
   const size_t head_elems = size_t(s.depth), seq_rows = size_t(s.q_len) * s.heads;
-  const size_t rows = size_t(s.batch) * seq_rows;
+  const size_t rows = size_t(total_query_tokens(s)) * s.heads;
   DecodeArgs a = decode_args_of(in, problem, nullptr, workspace.get());
   DeviceBuffer q_fused, kv_combined, out_padded;
   if (c.strided) {
     ASSERT_EQ(s.q_len, 1) << "the engine views here are of single-token steps";
+    ASSERT_TRUE(s.ragged_q_lens.empty());
     // q as the first heads of a fused qkv row per sequence: (heads + 2 kv_heads) heads apart.
     a.q_seq_stride = static_cast<long long>(s.heads + 2 * s.kv_heads) * s.depth;
     q_fused = DeviceBuffer(size_t(a.q_seq_stride) * s.batch * q_bytes);
@@ -152,9 +154,13 @@ void run_and_check(const KernelEntry& kernel, const Problem& problem, const Case
 
   std::vector<unsigned char> padded(out.bytes()), packed;
   ASSERT_EQ(cudaMemcpy(padded.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
-  for (int b = 0; b < s.batch; ++b) {
-    const unsigned char* row = padded.data() + size_t(b) * out_row_elems * out_bytes;
-    packed.insert(packed.end(), row, row + seq_rows * head_elems * out_bytes);
+  if (!s.ragged_q_lens.empty()) {
+    packed.assign(padded.begin(), padded.begin() + rows * head_elems * out_bytes);
+  } else {
+    for (int b = 0; b < s.batch; ++b) {
+      const unsigned char* row = padded.data() + size_t(b) * out_row_elems * out_bytes;
+      packed.insert(packed.end(), row, row + seq_rows * head_elems * out_bytes);
+    }
   }
   std::vector<double> ref_lse;
   const std::vector<double> ref = gpu_reference(problem, data, &ref_lse);
@@ -221,6 +227,11 @@ TEST(DecodePlanGpu, SeveralQueryTokensMatchTheReference) {
     for (const std::string split : {"1", "4", "cluster4", ""}) run_and_check(*k, uniform, {split});
     for (const std::string split : {"plan2x128", "8", ""}) run_and_check(*k, ragged, {split});
   }
+  // Ragged tokens through cu_seqlens_q: a sequence of none, more tokens than keys, rows past a
+  // block's; fixed, cluster and planned splits, with the LSE.
+  const Problem tokens = problem_for(*k, "kv_heads=2,lengths=3:9000:130:1:700,q_lens=5:0:2:3:1");
+  for (const std::string split : {"1", "4", "cluster4", "plan2x128", ""})
+    run_and_check(*k, tokens, {split, false, true});
 }
 
 // An engine's step: 32 layers' run captured once; the lengths grow, set_lengths rewrites the work
