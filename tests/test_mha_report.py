@@ -234,6 +234,21 @@ class RowTest(unittest.TestCase):
         self.assertEqual(mha_report.bucket_for(both, PROBLEM)["kernel"], "uniform")
         self.assertIs(mha_report.bucket_for(DEFAULTS, ragged), BUCKET)
 
+    def test_bucket_for_several_query_tokens(self):
+        """Multi-token buckets ("_mt" dtypes) hold their own q_len: the field, or the name's
+        "_q<N>" in defaults written before it; one-token problems never take them."""
+        named = dict(BUCKET, dtype="bf16_mt", bucket="bf16_mt_d128_g4_paged_null_wu16_n2^9_q4")
+        counted = dict(BUCKET, dtype="bf16_mt", q_len=4)
+        four = dict(PROBLEM, q_len=4)
+        for bucket in (named, counted):
+            defaults = {"buckets": [bucket]}
+            self.assertIs(mha_report.bucket_for(defaults, four), bucket)
+            self.assertIsNone(mha_report.bucket_for(defaults, dict(PROBLEM, q_len=2)))
+            self.assertIsNone(mha_report.bucket_for(defaults, PROBLEM))
+        self.assertIsNone(mha_report.bucket_for(DEFAULTS, four))  # a one-token bucket
+        ragged = dict(PROBLEM, q_len=4, ragged_q_lens=[4, 0])  # ragged tokens: multi-token too
+        self.assertIs(mha_report.bucket_for({"buckets": [counted]}, ragged), counted)
+
 
 if __name__ == "__main__":
     unittest.main()

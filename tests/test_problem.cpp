@@ -297,16 +297,24 @@ TEST(Problem, EdgeSuiteHasTheContractsEdgeCases) {
 TEST(Problem, MultiTokenSuitesStressTheRows) {
   KernelTraits t = traits("window");
   t.multi_token = true;
-  bool past_block = false, past_keys = false, short_window = false;
+  bool past_block = false, past_keys = false, short_window = false, ragged_none = false;
+  bool ragged_past_keys = false;
   for (const auto& p : builtin_suite("edge", t)) {
     EXPECT_GE(p.shape.q_len, 2) << p.shape.name;  // a multi-token kernel computes no single token
     if (p.shape.q_len * t.group > t.bm) past_block = true;
     if (p.shape.q_len > p.max_length()) past_keys = true;
     if (p.shape.window > 0 && p.shape.window < p.shape.q_len) short_window = true;
+    const std::vector<int>& tokens = p.shape.ragged_q_lens;
+    for (size_t b = 0; b < tokens.size(); ++b) {
+      ragged_none = ragged_none || tokens[b] == 0;
+      ragged_past_keys = ragged_past_keys || tokens[b] > p.lengths[b];
+    }
   }
   EXPECT_TRUE(past_block);
   EXPECT_TRUE(past_keys);
   EXPECT_TRUE(short_window);
+  EXPECT_TRUE(ragged_none);  // ragged tokens: a sequence with none, and one past its keys
+  EXPECT_TRUE(ragged_past_keys);
   for (const auto& p : builtin_suite("basic", t)) EXPECT_GE(p.shape.q_len, 2) << p.shape.name;
   for (const auto& p : builtin_suite("basic", traits())) EXPECT_EQ(p.shape.q_len, 1);
 }

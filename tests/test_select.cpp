@@ -417,6 +417,7 @@ TEST(Select, FittedRuleBeatsTheDefaultAndHoldsOut) {
   }
   const nlohmann::json j = selection_to_json(s);
   EXPECT_EQ(j["buckets"].size(), 16u);
+  EXPECT_EQ(j["buckets"][0]["q_len"], 1);  // the bucket's query tokens, for readers of the file
   EXPECT_EQ(j["cost"]["holdout_by_length"].size(), 4u);
   EXPECT_EQ(j["cost"]["problems"].size(), 16u);
   EXPECT_TRUE(j["partition_rule"]["fitted"].get<bool>());

@@ -2,6 +2,7 @@
 does (src/reports/report_json.cpp writes rows, src/reports/select_buckets.cpp buckets)."""
 
 import math
+import re
 
 # Of mha-tune's reports and of peers.py's, which copy their schema (peerlib/report.py).
 SCHEMA_VERSION = 1
@@ -79,14 +80,26 @@ def ratios_by_kernel(before_rows, after_rows):
 
 def dtype_key(problem):
     """The dtype part of a family as select keys its buckets (kernel_registry.h dtype_key): q's
-    dtype, then "_kv<cache dtype>" for an fp8 cache and "_cap" for soft-capping."""
+    dtype, then "_kv<cache dtype>" for an fp8 cache, "_cap" for soft-capping and "_mt" for a
+    step of several query tokens or ragged ones (the multi-token kernels)."""
     key = problem["dtype"]
     kv_dtype = problem.get("kv_dtype", key)
     if kv_dtype != key:
         key += "_kv" + kv_dtype
     if problem.get("soft_cap", 0) > 0:
         key += "_cap"
+    if problem.get("q_len", 1) > 1 or problem.get("ragged_q_lens"):
+        key += "_mt"
     return key
+
+
+def bucket_q_len(bucket):
+    """A bucket's query tokens: its q_len field, else (defaults written before it) the name's
+    "_q<N>" suffix, which select gives buckets of N > 1 tokens, else 1."""
+    if "q_len" in bucket:
+        return bucket["q_len"]
+    m = re.search(r"_q(\d+)$", bucket.get("bucket", ""))
+    return int(m.group(1)) if m else 1
 
 
 def bucket_for(defaults, problem):
@@ -100,6 +113,7 @@ def bucket_for(defaults, problem):
                 and b["group"] == problem["heads"] // problem["kv_heads"]
                 and b["kv"] == problem["kv"] and b["mask"] == problem["mask"]
                 and b["work_units"] == problem["batch"] * problem["kv_heads"]
+                and bucket_q_len(b) == problem.get("q_len", 1)
                 and b["min_keys"] <= problem["keys"] <= b["max_keys"]):
             return b
     return None

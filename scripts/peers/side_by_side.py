@@ -27,6 +27,8 @@ from mha_report import (ReportError, geomean, is_ragged, split_label,  # noqa: E
 SHORT = {"peer_flashinfer_fa2": "FI fa2", "peer_flashinfer_tc": "FI tc",
          "peer_flashinfer_xqa": "FI xqa", "peer_flashinfer_cudnn": "FI cuDNN",
          "peer_flashinfer_tc_fa3": "FI tc fa3", "peer_flashinfer_trtllm": "FI trtllm",
+         "peer_flashinfer_prefill_fa2": "FI prefill fa2",
+         "peer_flashinfer_prefill_fa3": "FI prefill fa3",
          "peer_torch_sdpa_flash": "SDPA FA2", "peer_torch_sdpa_cudnn": "SDPA cuDNN",
          "peer_torch_flex": "Flex", "peer_fa3": "FA3", "peer_fa3_best_split": "FA3 best split",
          "peer_mha_tune": "ours (op)"}
@@ -57,6 +59,9 @@ def default_choice(defaults, problem):
 
 
 def category(problem):
+    if problem.get("q_len", 1) > 1 or problem.get("ragged_q_lens"):  # a speculative verify step
+        tokens = "ragged" if problem.get("ragged_q_lens") else problem["q_len"]
+        return f"{problem['mask']} q{tokens}"
     if problem["has_sink"] or problem["mask"] != "null":
         return "sink/window"
     kind = "ragged" if is_ragged(problem) else "uniform"

@@ -30,6 +30,7 @@ json selection_to_json(const Selection& s) {
                            {"work_units", b.key.work_units},
                            {"ragged", b.key.ragged},
                            {"length_log2", b.key.length_log2},
+                           {"q_len", b.key.q_len},
                            {"min_keys", 1 << b.key.length_log2},
                            {"max_keys", (2 << b.key.length_log2) - 1},
                            {"kernel", b.kernel},
