@@ -447,9 +447,34 @@ class PeerTableTest(unittest.TestCase):
         self.assertIn("per tensor", prefill.why_not(dict(causal, kv_dtype="e4m3",
                                                          kv_scale="head")))
 
-    def test_ragged_tokens_are_refused(self):
-        ragged = planned(lengths=[9, 30], q_len=4, ragged_q_lens=[4, 1], mask="causal")
-        self.assertIn("ragged counts", peers.tokens_why_not(ragged, backends.PEERS["fa3"]))
+    def test_ragged_tokens(self):
+        """Ragged counts (cu_seqlens_q) go to the paths that take offsets: FlashInfer's prefill
+        wrapper (qo_indptr), XQA (q_cu_seq_lens, 0.7) and FA3 (cu_seqlens_q); never to Flex,
+        whose queries are [batch, heads, q_len, d]."""
+        ragged = planned(lengths=[9, 30, 5], q_len=4, ragged_q_lens=[4, 0, 1], mask="causal")
+        takers = {name for name, peer in backends.PEERS.items()
+                  if peers.tokens_why_not(ragged, peer) is None}
+        self.assertEqual(takers, {"flashinfer_prefill_fa2", "flashinfer_prefill_fa3",
+                                  "flashinfer_xqa", "fa3", "fa3_best_split"})
+        self.assertIn("ragged counts", peers.tokens_why_not(ragged, backends.PEERS["torch_flex"]))
+        self.assertEqual(suite.token_counts(ragged), [4, 0, 1])
+        self.assertEqual(suite.token_starts(ragged), [0, 4, 4, 5])
+        self.assertEqual(suite.token_counts(planned(lengths=[9, 30], q_len=2, mask="causal")),
+                         [2, 2])
+        # Bytes as problem.cpp: 5 tokens' q and output rows, no K/V for the sequence without one.
+        self.assertEqual(suite.step_bytes(ragged),
+                         (9 + 5) * 8 * 128 * 2 * 2.0 + 5 * 32 * 128 * 4.0)
+        # Each sequence's words: its own causal chain, or a tree no deeper than its tokens.
+        self.assertEqual(suite.token_words(ragged, 1), [[1, 3, 7, 15], [], [1]])
+        tree = planned(lengths=[9, 30], q_len=8, ragged_q_lens=[8, 2], mask="tree",
+                       tree_depth=4)
+        words = suite.token_words(tree, 1)
+        self.assertEqual([len(w) for w in words], [8, 2])
+        self.assertEqual(words[1], [1, 3])
+        self.assertEqual(report.make_row("fa3", ragged, "skipped")["problem"]["ragged_q_lens"],
+                         [4, 0, 1])
+        self.assertNotEqual(suite.group_key(ragged),
+                            suite.group_key(planned(lengths=[9, 30, 5], q_len=4, mask="causal")))
 
     def test_tree_plans(self):
         self.assertEqual(planned(keys=64, q_len=8, mask="tree", tree_depth=8)["tree_depth"], 8)

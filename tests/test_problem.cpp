@@ -165,10 +165,12 @@ TEST(Problem, RaggedQueryTokensCountEachSequenceOnMultiTokenKernels) {
   EXPECT_EQ(query_token_starts(s), (std::vector<int>{0, 3, 3, 11}));
   EXPECT_NE(s.name.find("_q8r3-0-8_"), std::string::npos) << s.name;
   EXPECT_TRUE(multi_token_step(s));
-  // Bytes: 11 tokens' q and output rows, not 3 x 8.
+  // Bytes: 11 tokens' q and output rows, not 3 x 8, and no K/V of the sequence without a token
+  // (300 keys of 8 KV heads, K and V in bf16).
   Problem uniform = ragged[0];
   uniform.shape.ragged_q_lens.clear();
-  EXPECT_DOUBLE_EQ(step_bytes(uniform, 1) - step_bytes(ragged[0], 1), 13 * 32 * 128 * (2 + 2.0));
+  EXPECT_DOUBLE_EQ(step_bytes(uniform, 1) - step_bytes(ragged[0], 1),
+                   13 * 32 * 128 * (2 + 2.0) + 300 * 8 * 128 * 2 * 2.0);
   // Counts of at most one token still need a multi-token kernel (cu_seqlens_q).
   why.clear();
   EXPECT_TRUE(instantiate(parse_problem_spec("lengths=9:30,q_lens=1:0"), traits(), &why).empty());

@@ -5,7 +5,8 @@ exactly as `mha-tune sweep` times its own, and writes PREFIX.json in mha-tune's 
 Steps of several query tokens per sequence (a speculative verify: q_len > 1, causal among the new
 tokens or a draft tree) go to the paths that compute them: XQA's speculative mode (0.7's API),
 FlashInfer's batch prefill wrapper (fa2 and fa3 backends), FlashAttention-3 and FlexAttention;
-the single-token paths report them not_supported.
+the single-token paths report them not_supported. Ragged counts (cu_seqlens_q) go to those that
+take offsets (the prefill wrapper, XQA, FlashAttention-3).
 
   mha-tune sweep --config C --dry-run --json > plan.json
   peers.py --plan plan.json --out PREFIX
@@ -83,9 +84,9 @@ def common_why_not(p):
 
 def tokens_why_not(p, peer):
     """Why a peer that computes one query token per sequence cannot take a step of several."""
-    if p["ragged_q_lens"]:
-        return ("this harness's inputs hold q_len tokens every sequence, not ragged counts "
-                "(cu_seqlens_q)")
+    if p["ragged_q_lens"] and not peer.ragged_tokens:
+        return (f"{peer.name} takes the same count of query tokens in every sequence, not ragged "
+                "counts (cu_seqlens_q)")
     if p["q_len"] > 1 and not peer.query_tokens:
         return (f"{peer.name} computes one query token per sequence, not {p['q_len']} (its "
                 "multi-token path is another peer, where it has one)")

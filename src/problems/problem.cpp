@@ -373,8 +373,12 @@ std::vector<int> query_token_starts(const ProblemShape& s) {
 
 double visible_kv_bytes(const Problem& p) {
   const ProblemShape& s = p.shape;
+  const std::vector<int> tokens = sequence_q_lens(s);
+  const std::vector<VisibleRange> ranges = visible_ranges(p);
   double visible_keys = 0;
-  for (const VisibleRange& r : visible_ranges(p)) visible_keys += r.end - r.begin;
+  // A sequence without a token reads nothing: its blocks return before their first copy.
+  for (size_t b = 0; b < ranges.size(); ++b)
+    if (b >= tokens.size() || tokens[b] > 0) visible_keys += ranges[b].end - ranges[b].begin;
   return visible_keys * s.kv_heads * s.depth * 2.0 * element_bytes(s.kv_dtype);  // K and V
 }
 

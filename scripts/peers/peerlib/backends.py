@@ -8,7 +8,7 @@ both stream whole 256-byte (d128) key rows, and the bytes a step must read are t
 """
 import itertools
 
-from .suite import is_fp8, is_paged, is_ragged
+from .suite import is_fp8, is_paged, is_ragged, token_counts
 
 FLASHINFER_VERSION_TRIED = "0.5.3"
 XQA_PAGE_SIZES = (16, 32, 64, 128)
@@ -38,6 +38,7 @@ class Peer:
     package = "torch"     # what must be importable
     site = ""             # a folder put first on the worker's PYTHONPATH (a second FlashInfer)
     query_tokens = False  # whether it computes steps of several query tokens per sequence
+    ragged_tokens = False  # whether those may differ per sequence (cu_seqlens_q)
 
     def layout(self, p):
         return problem_layout(p)
@@ -145,7 +146,7 @@ class FlexPeer(Peer):
         b, h, kv, d, n = p["batch"], p["heads"], p["kv_heads"], p["depth"], p["keys"]
         q_len, mask = p["q_len"], p["mask"]
         lengths, window = data.lengths, p["window"] if mask == "window" else 0
-        words = data.words_t
+        words = data.words_t.view(b, q_len)  # a uniform step: q_len words a sequence
         # [batch * q_len, h, d] token-major -> [batch, h, q_len, d], copied once before timing.
         qs = [q.view(b, q_len, h, d).transpose(1, 2).contiguous() for q in data.q]
         ks = [k.view(b, kv, n, d) for k in data.k]
@@ -206,8 +207,8 @@ def _fi_decode_workspace_bytes(p, sm_count):
 
 
 def _outputs(torch, p):
-    """Two [batch * q_len, heads, d] outputs that consecutive steps alternate between."""
-    return [torch.empty(p["batch"] * p["q_len"], p["heads"], p["depth"],
+    """Two [tokens, heads, d] outputs that consecutive steps alternate between."""
+    return [torch.empty(sum(token_counts(p)), p["heads"], p["depth"],
                         dtype=_fi_dtype(torch, p), device="cuda") for _ in range(2)]
 
 
@@ -303,14 +304,14 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
 class FlashInferPrefillPeer(FlashInferPagedPeer):
     """FlashInfer's BatchPrefillWithPagedKVCacheWrapper on its fa2 or fa3 backend: the path
     FlashInfer's own wrappers and vLLM's FlashInfer backend take for a step of several query
-    tokens per sequence (a speculative verify), and for one token too. Queries as [batch * q_len,
-    heads, d] with qo_indptr; causal=True aligns each token's range to the end of the cache
-    (token t sees keys up to n - q_len + t), a window adds window_left, a tree is a custom mask
-    ([q_len, n] booleans per sequence, which plan packs). Planned once outside the timed region,
+    tokens per sequence (a speculative verify), and for one token too. Queries as [tokens, heads,
+    d] with qo_indptr (cu_seqlens_q: ragged steps too); causal=True aligns each token's range to
+    the end of the cache (token t of m sees keys up to n - m + t), a window adds window_left, a
+    tree is a custom mask ([m, n] booleans per sequence, which plan packs). Planned once outside the timed region,
     without use_cuda_graph, so plan chooses its split for this very batch (the capture replays
     what it chose). An fp8 cache is planned with its kv_data_type and run with k_scale and
     v_scale."""
-    query_tokens = True
+    query_tokens = ragged_tokens = True
 
     def __init__(self, backend):
         self.backend = backend
@@ -329,8 +330,8 @@ class FlashInferPrefillPeer(FlashInferPagedPeer):
         import flashinfer
         if self.backend == "fa3" and torch.cuda.get_device_capability(0)[0] != 9:
             raise NotSupported("FlashInfer's fa3 backend runs on sm90 (Hopper) only")
-        b, q_len, ps, counts = p["batch"], p["q_len"], data.page_size, data.page_counts
-        qo_indptr = torch.arange(0, (b + 1) * q_len, q_len, dtype=torch.int32, device="cuda")
+        b, ps, counts = p["batch"], data.page_size, data.page_counts
+        qo_indptr = data.starts_t
         indptr = torch.tensor([0, *itertools.accumulate(counts)], dtype=torch.int32, device="cuda")
         indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
         last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
@@ -370,9 +371,10 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
     q and the softmax weights to e4m3 as well (MathElem = CacheElem), so its error is larger.
     Several query tokens (0.7's API) run as XQA's speculative-decoding mode: q_len_per_req and the
     draft mask, one 32-bit word per token (suite.token_words: the causal chain or the tree) passed
-    as the uint16 pairs it takes."""
+    as the uint16 pairs it takes; a ragged step adds q_cu_seq_lens (q_len_per_req is then the
+    most tokens, the mask one row per token)."""
     name = "flashinfer_xqa"
-    query_tokens = True
+    query_tokens = ragged_tokens = True
     # q, K and P rounded to e4m3, simulated in NumPy on this suite's e4m3 data (8 KV heads, 64 to
     # 32768 keys): rel L2 0.03 to 0.10. FlashInfer's own XQA test allows 0.1 per element. A missing
     # or wrong scale errs by O(1), so this still fails a peer that computes something else.
@@ -392,8 +394,10 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
         if p["q_len"] > 1 and not self.api07:
             return ("FlashInfer 0.5.3's xqa_batch_decode_with_kv_cache takes one query token per "
                     "sequence (q_len_per_req and the draft mask came with 0.7's API)")
-        if p["q_len"] > 1 and p["mask"] == "null":
+        if (p["q_len"] > 1 or p["ragged_q_lens"]) and p["mask"] == "null":
             return "XQA's draft tokens see the drafts their mask names; 'null' shows them all"
+        if p["ragged_q_lens"] and p["q_len"] < 2:
+            return "XQA's ragged queries (q_cu_seq_lens) need q_len_per_req > 1 as their most"
         return None
 
     def tolerance(self, p):
@@ -409,7 +413,10 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
         outs = _outputs(torch, p)
         k_scale, v_scale = (data.k_scale, data.v_scale) if is_fp8(p) else (1.0, 1.0)
         spec = {}
-        if p["q_len"] > 1:  # [batch, q_len] int32 words as [batch, q_len, 2] uint16 halves
+        if p["ragged_q_lens"]:  # [tokens] int32 words as [tokens, 2] uint16 halves, packed
+            mask = data.words_t.contiguous().view(torch.uint16).view(-1, 2)
+            spec = {"q_len_per_req": p["q_len"], "mask": mask, "q_cu_seq_lens": data.starts_t}
+        elif p["q_len"] > 1:  # [batch, q_len] int32 words as [batch, q_len, 2] uint16 halves
             mask = data.words_t.contiguous().view(torch.uint16).view(p["batch"], p["q_len"], 2)
             spec = {"q_len_per_req": p["q_len"], "mask": mask}
 
@@ -424,6 +431,8 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
         note = "XQA" + (", e4m3 cache (on sm90 q and P in e4m3 too)" if is_fp8(p) else "")
         if spec:
             note += f", speculative mode: q_len_per_req {p['q_len']}, draft mask words"
+        if "q_cu_seq_lens" in spec:
+            note += ", ragged (q_cu_seq_lens)"
         return call, note
 
 
@@ -477,7 +486,7 @@ class FlashInferTrtllmPeer(FlashInferXqaPeer):
     decode kernels, shipped as cubins for sm100/sm103, so on other GPUs the row says so. Takes
     what XQA takes, with its scales folded the same way; one query token per sequence here."""
     name = "flashinfer_trtllm"
-    query_tokens = False
+    query_tokens = ragged_tokens = False
 
     def prepare(self, torch, p, data):
         major, minor = torch.cuda.get_device_capability(0)

@@ -10,8 +10,9 @@ q, K and V in e4m3 with per-(sequence, KV head) descales: an e4m3 cache's q is c
 outside the timed region (a serving engine quantises q in the step; leaving that out favours FA3),
 and its softmax weights are rounded to e4m3 as XQA's are, hence XQA's tolerance. Several query
 tokens run as q [batch, q_len, heads, d] with causal=True, which FA3 aligns to the end of the
-cache (token t sees keys up to n - q_len + t), as vLLM runs a speculative verify step; FA3 has no
-custom mask, so no tree."""
+cache (token t sees keys up to n - q_len + t), as vLLM runs a speculative verify step; a ragged
+step runs as q [tokens, heads, d] with cu_seqlens_q and max_seqlen_q. FA3 has no custom mask, so
+no tree."""
 from .backends import NotSupported, Peer
 from .suite import is_fp8, is_paged
 from . import timing
@@ -41,7 +42,7 @@ def build_refusal(torch, p, config):
 
 class Fa3Peer(Peer):
     package = "flash_attn_3"
-    query_tokens = True
+    query_tokens = ragged_tokens = True
 
     def __init__(self, best_split):
         self.best_split = best_split
@@ -77,7 +78,10 @@ class Fa3Peer(Peer):
         # [pages, kv, page, d] -> [pages, page, kv, d]; a contiguous cache: [batch, keys, kv, d].
         k = [x.permute(0, 2, 1, 3).contiguous() for x in data.k]
         v = [x.permute(0, 2, 1, 3).contiguous() for x in data.v]
-        qs = [q.view(b, q_len, h, d) for q in data.q]
+        ragged = bool(p["ragged_q_lens"])
+        # Uniform: [batch, q_len, heads, d]; ragged: the packed [tokens, heads, d] with its offsets.
+        qs = [q if ragged else q.view(b, q_len, h, d) for q in data.q]
+        varlen = {"cu_seqlens_q": data.starts_t, "max_seqlen_q": q_len} if ragged else {}
         descales = {}
         qkv_dtype = qs[0].dtype
         if is_fp8(p):
@@ -92,28 +96,30 @@ class Fa3Peer(Peer):
         seqlens = data.lengths.contiguous()
         page_table = data.table if paged else None
         window = (p["window"] - 1, 0) if p["mask"] == "window" else (-1, -1)
-        causal = q_len > 1 and p["mask"] in ("causal", "window")  # one token: causal is null
+        # One token a sequence: causal is null.
+        causal = (q_len > 1 or ragged) and p["mask"] in ("causal", "window")
         cap = float(p["soft_cap"])
 
         def make_call(splits):
             meta = fa.get_scheduler_metadata(
                 b, q_len, data.max_keys, h, kv, d, seqlens, qkv_dtype=qkv_dtype,
                 page_size=data.page_size if paged else None, causal=causal, window_size=window,
-                has_softcap=cap > 0, num_splits=splits)
+                has_softcap=cap > 0, num_splits=splits,
+                cu_seqlens_q=varlen.get("cu_seqlens_q"))
 
             def call(i):
                 out = fa.flash_attn_with_kvcache(
                     qs[i], k[i], v[i], cache_seqlens=seqlens, page_table=page_table,
                     softmax_scale=p["scale"], causal=causal, window_size=window, softcap=cap,
-                    scheduler_metadata=meta, num_splits=splits, **descales)
-                return out.view(b * q_len, h, d)
+                    scheduler_metadata=meta, num_splits=splits, **varlen, **descales)
+                return out.view(-1, h, d)
             call.keep = (meta, k, v, qs, seqlens, descales)
             return call
 
         layout = "NHD pages" if paged else "[batch, keys, kv_heads, d]"
         note = f"flash_attn_with_kvcache, {layout} (copied from HND once), scheduler metadata"
-        if q_len > 1:
-            note += f", q_len {q_len}, causal={causal}"
+        if q_len > 1 or ragged:
+            note += f", q_len {q_len}{' ragged (cu_seqlens_q)' if ragged else ''}, causal={causal}"
         if is_fp8(p):
             note += ", q cast to e4m3 outside the timed region, K/V descales per KV head"
         if not self.best_split:

@@ -44,6 +44,8 @@ def make_row(peer, p, status, reason="", time_us=None, peak_gbps=0.0, rel_l2=0.0
         problem["q_len"] = p["q_len"]
     if p["mask"] == "tree":
         problem["tree_depth"] = p["tree_depth"]
+    if p["ragged_q_lens"]:  # as report_json.cpp
+        problem["ragged_q_lens"] = list(p["ragged_q_lens"])
     if len(set(p["lengths"])) > 1:  # as report_json.cpp: every length of a ragged batch
         problem.update(ragged_lengths=list(p["lengths"]), total_keys=sum(p["lengths"]))
     return {"kernel": f"peer_{peer}", "traits": traits, "problem": problem,

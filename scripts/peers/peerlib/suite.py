@@ -104,24 +104,43 @@ def kv_scales(p):
     return [8.0 * max(sigmas) / top] * len(sigmas)
 
 
-def visible_keys(p, n):
-    """Keys the step's tokens see together in a sequence of n keys (masks.cuh: the first token, at
-    n - q_len, starts the range; a window keeps `window` keys up to it, chunked the token's chunk;
-    causal and tree keep every key)."""
+def token_counts(p):
+    """Each sequence's query tokens: a ragged step's counts (cu_seqlens_q's differences), else
+    q_len each."""
+    return list(p["ragged_q_lens"]) or [p["q_len"]] * p["batch"]
+
+
+def token_starts(p):
+    """[batch + 1] offsets of each sequence's first token among the step's (cu_seqlens_q)."""
+    starts = [0]
+    for count in token_counts(p):
+        starts.append(starts[-1] + count)
+    return starts
+
+
+def visible_keys(p, n, tokens=None):
+    """Keys a sequence's `tokens` (default q_len) see together in a sequence of n keys
+    (masks.cuh: the first token, at n - tokens, starts the range; a window keeps `window` keys up
+    to it, chunked the token's chunk; causal and tree keep every key). A sequence without a
+    token reads none."""
+    tokens = p["q_len"] if tokens is None else tokens
+    if tokens == 0:
+        return 0
     if p["mask"] == "window":
-        return min(n, p["window"] + p["q_len"] - 1)
+        return min(n, p["window"] + tokens - 1)
     if p["mask"] == "chunked":
         return n - (n - 1) // p["chunk"] * p["chunk"]
     return n
 
 
 def step_bytes(p):
-    """As problem.cpp step_bytes with partitions 1: visible K and V, q in, output out (q_len
-    rows of each per sequence)."""
+    """As problem.cpp step_bytes with partitions 1: visible K and V, q in, output out (a row of
+    each per token)."""
     elem, out_elem = 2.0, 4.0 if p["out_dtype"] == "fp32" else 2.0
-    kv = (sum(visible_keys(p, n) for n in p["lengths"]) * p["kv_heads"] * p["depth"]
-          * kv_elem_bytes(p) * 2)
-    return kv + p["batch"] * p["q_len"] * p["heads"] * p["depth"] * (elem + out_elem)
+    counts = token_counts(p)
+    keys = sum(visible_keys(p, n, t) for n, t in zip(p["lengths"], counts))
+    kv = keys * p["kv_heads"] * p["depth"] * kv_elem_bytes(p) * 2
+    return kv + sum(counts) * p["heads"] * p["depth"] * (elem + out_elem)
 
 
 def draft_tree(q_len, depth, rng):
@@ -142,13 +161,13 @@ def draft_tree(q_len, depth, rng):
 
 
 def token_words(p, seed):
-    """[batch][q_len] mask words of the step's draft tokens: the tree's for a tree mask, and the
-    causal chain's (token t sees drafts 0..t) otherwise, which is how XQA and FlashInfer's custom
-    masks take a causal step."""
+    """Per sequence, the mask words of its draft tokens (token_counts of them): the tree's for a
+    tree mask (no deeper than its tokens), and the causal chain's (token t sees drafts 0..t)
+    otherwise, which is how XQA and FlashInfer's custom masks take a causal step."""
     if p["mask"] == "tree":
-        return [draft_tree(p["q_len"], p["tree_depth"], random.Random(seed * 1000003 + b))
-                for b in range(p["batch"])]
-    return [[(2 << t) - 1 for t in range(p["q_len"])]] * p["batch"]
+        return [draft_tree(t, min(p["tree_depth"], t), random.Random(seed * 1000003 + b))
+                for b, t in enumerate(token_counts(p))]
+    return [[(2 << i) - 1 for i in range(t)] for t in token_counts(p)]
 
 
 def page_table(lengths, page_size, seed, shuffle=True):
@@ -176,7 +195,7 @@ def cache_bytes(p, page_size):
 def group_key(p):
     """Problems that share a peer's compiled kernels (FlashInfer's JIT modules are built per head
     counts, depth, q and cache dtypes, mask, soft-capping on or off and sink; lengths, batch,
-    paging, scales and the cap's value are runtime values; XQA's per query length), which a worker
-    runs back to back."""
+    paging, scales and the cap's value are runtime values; XQA's per query length and ragged
+    tokens or not), which a worker runs back to back."""
     return (p["heads"], p["kv_heads"], p["depth"], p["dtype"], p["kv_dtype"], p["mask"],
-            p["soft_cap"] > 0, p["has_sink"], p["q_len"])
+            p["soft_cap"] > 0, p["has_sink"], p["q_len"], bool(p["ragged_q_lens"]))

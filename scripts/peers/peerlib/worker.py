@@ -10,7 +10,7 @@ import sys
 
 from . import backends, flashinfer_sites, kernel_time, report, timing
 from .suite import (FP8_MAX, V_SIGMA_FACTOR, cache_bytes, is_fp8, kv_scales, kv_sigmas,
-                    page_table, token_words)
+                    page_table, token_counts, token_starts, token_words)
 
 
 class CaseData:
@@ -19,9 +19,10 @@ class CaseData:
     k_scale and v_scale are its dequantisation scales s (a float for "tensor" scales, a [kv_heads]
     float32 tensor for "head" ones; None for a 16-bit cache). V spreads V_SIGMA_FACTOR times wider
     than K, so its stored values are drawn alike and its scales are that factor times K's. The
-    queries are token-major, [batch * q_len, heads, d] (sequence b's tokens at rows b * q_len ..),
-    as the ragged-query APIs take them; `words` ([batch][q_len], suite.token_words) are the draft
-    tokens' mask words, `words_t` the same as an int32 [batch, q_len] tensor."""
+    queries are token-major, [tokens, heads, d] (sequence b's at rows starts[b] .., q_len each
+    unless the step is ragged), as the ragged-query APIs take them; `starts_t` is cu_seqlens_q
+    (int32, [batch + 1]); `words` (per sequence, suite.token_words) are the draft tokens' mask
+    words, `words_t` the same packed by token as an int32 [tokens] tensor."""
 
     def __init__(self, torch, p, layout, n_copies, seed):
         b, h, kv, d = p["batch"], p["heads"], p["kv_heads"], p["depth"]
@@ -38,9 +39,12 @@ class CaseData:
         def randn(*shape, std=1.0):
             return (torch.randn(*shape, generator=gen, device="cuda", dtype=torch.float32)
                     .mul_(std).to(dtype))
-        self.q = [randn(b * p["q_len"], h, d, std=p["q_std"]) for _ in range(n_copies)]
+        self.starts = token_starts(p)
+        self.starts_t = torch.tensor(self.starts, dtype=torch.int32, device="cuda")
+        self.q = [randn(self.starts[-1], h, d, std=p["q_std"]) for _ in range(n_copies)]
         self.words = token_words(p, seed)
-        self.words_t = torch.tensor(self.words, dtype=torch.int32, device="cuda")
+        self.words_t = torch.tensor([w for seq in self.words for w in seq], dtype=torch.int32,
+                                    device="cuda")
         kv_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "e4m3": torch.float8_e4m3fn,
                     "e5m2": torch.float8_e5m2}[p["kv_dtype"]]
         self.k_scale = self.v_scale = self.dequant = self.v_dequant = None
@@ -68,7 +72,7 @@ class CaseData:
                           + p["sink_mean"])
 
     def visible(self, torch, p, seq):
-        """[q_len, n] bool: the keys each token of sequence `seq` sees (module `visible`)."""
+        """[tokens, n] bool: the keys each token of sequence `seq` sees (module `visible`)."""
         return visible(torch, p, p["lengths"][seq], self.words[seq])
 
     def logical(self, torch, which, seq, n):
@@ -85,11 +89,11 @@ class CaseData:
 
 
 def visible(torch, p, n, words):
-    """[q_len, n] bool: which keys of a sequence of n keys each of its tokens sees (masks.cuh
-    key_visible, the contract's definition): every key for the null mask; up to the token's own
-    position (n - q_len + t) for causal, the last `window` of those for a window; for a tree, the
-    keys before the drafts and the drafts the token's word names."""
-    q_len = p["q_len"]
+    """[tokens, n] bool: which keys of a sequence of n keys each of its tokens (one per word) sees
+    (masks.cuh key_visible, the contract's definition): every key for the null mask; up to the
+    token's own position (n - tokens + t) for causal, the last `window` of those for a window;
+    for a tree, the keys before the drafts and the drafts the token's word names."""
+    q_len = len(words)
     keys = torch.arange(n, device="cuda").view(1, n)
     pos = (n - q_len + torch.arange(q_len, device="cuda")).view(q_len, 1)
     if p["mask"] == "null":
@@ -107,14 +111,17 @@ def visible(torch, p, n, words):
 
 def reference(torch, p, data):
     """fp32 attention of copy 0, sequence by sequence, each token with its mask (`visible`), the
-    soft cap (on the scaled scores, before the sink joins them) and the sink; [batch * q_len,
-    heads, d], token-major as the queries."""
-    h, kv, d, q_len = p["heads"], p["kv_heads"], p["depth"], p["q_len"]
-    out = torch.empty(p["batch"] * q_len, h, d, dtype=torch.float32, device="cuda")
-    for seq, n in enumerate(p["lengths"]):
+    soft cap (on the scaled scores, before the sink joins them) and the sink; [tokens, heads, d],
+    token-major as the queries."""
+    h, kv, d = p["heads"], p["kv_heads"], p["depth"]
+    out = torch.empty(data.starts[-1], h, d, dtype=torch.float32, device="cuda")
+    for seq, (n, q_len) in enumerate(zip(p["lengths"], token_counts(p))):
+        if q_len == 0:  # a sequence without a token this step has no row
+            continue
+        first = data.starts[seq]
         k = data.logical(torch, "k", seq, n)
         v = data.logical(torch, "v", seq, n)
-        q = data.q[0][seq * q_len:(seq + 1) * q_len].float().view(q_len, kv, h // kv, d)
+        q = data.q[0][first:first + q_len].float().view(q_len, kv, h // kv, d)
         s = torch.einsum("tkgd,knd->kgtn", q, k) * p["scale"]
         if p["soft_cap"] > 0:
             s = torch.tanh(s / p["soft_cap"]) * p["soft_cap"]
@@ -128,13 +135,13 @@ def reference(torch, p, data):
         if data.sinks is not None:
             w = w[..., :-1]
         o = torch.einsum("kgtn,knd->tkgd", w, v).reshape(q_len, h, d)
-        out[seq * q_len:(seq + 1) * q_len] = o
+        out[first:first + q_len] = o
     return out
 
 
 def copy_bytes(p, layout):
     ps = layout.page_size or max(p["lengths"])
-    return cache_bytes(p, ps) + 2.0 * p["batch"] * p["q_len"] * p["heads"] * p["depth"]
+    return cache_bytes(p, ps) + 2.0 * sum(token_counts(p)) * p["heads"] * p["depth"]
 
 
 def run_case(torch, peer, p, env):
