@@ -124,6 +124,36 @@ class RecomputeTest(unittest.TestCase):
         null = mod.attention(np, pathlib.Path(self.problem), manifest(), "manifest.json")
         self.assertGreater(float(np.abs(null[1, 0, 0] - out[1, 0, 0]).max()), 1e-3)
 
+    def test_ragged_tokens_are_packed_by_sequence(self):
+        # shape.q_lens [3, 1]: q [tokens][heads][depth], sequence 0's three tokens at positions
+        # 2..4 of its 5 keys, then sequence 1's one token, the newest of its 3; [3, 0]: no row
+        # for sequence 1.
+        import pathlib
+        spec = importlib.util.spec_from_file_location("check_dump", SCRIPT)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        rng = np.random.default_rng(3)
+        np.save(os.path.join(self.problem, "q.npy"), rng.standard_normal((4, 4, 8)))
+        causal = dict(manifest(), mask={"kind": "causal", "window": 0, "chunk": 0})
+        causal["shape"] = dict(causal["shape"], q_lens=[3, 1])
+        out = mod.attention(np, pathlib.Path(self.problem), causal, "manifest.json")
+        self.assertEqual(out.shape, (4, 4, 8))
+        q = np.load(os.path.join(self.problem, "q.npy"))
+        k = np.load(os.path.join(self.problem, "k.npy"))
+        v = np.load(os.path.join(self.problem, "v.npy"))
+
+        def attend(row, seq, keys, head):
+            s = k[seq, :keys, head // 2] @ q[row, head] * 0.35
+            w = np.exp(s - s.max())
+            return (w[:, None] * v[seq, :keys, head // 2]).sum(0) / w.sum()
+        np.testing.assert_allclose(out[0, 1], attend(0, 0, 3, 1), rtol=1e-6)  # position 2
+        np.testing.assert_allclose(out[2, 3], attend(2, 0, 5, 3), rtol=1e-6)  # position 4
+        np.testing.assert_allclose(out[3, 0], attend(3, 1, 3, 0), rtol=1e-6)  # sequence 1
+        causal["shape"]["q_lens"] = [3, 0]
+        np.save(os.path.join(self.problem, "q.npy"), q[:3])
+        self.assertEqual(mod.attention(np, pathlib.Path(self.problem), causal,
+                                       "manifest.json").shape, (3, 4, 8))
+
     def test_a_soft_cap_in_the_manifest_is_applied(self):
         # The manifest carries the cap now; an output capped at 2 is not the uncapped reference.
         import pathlib
