@@ -94,7 +94,8 @@ def plan_kwargs(family, **overrides):
               page_size=16 if family["kv"] != "contig" else 0, mask=family["mask"],
               window=100 if family["mask"] == "window" else 0,
               chunk=64 if family["mask"] == "chunked" else 0, has_sink=family["has_sink"],
-              soft_cap=family["soft_cap"], batch=4, max_keys=4096, sm_count=132)
+              soft_cap=family["soft_cap"], batch=4, max_keys=4096, sm_count=132,
+              q_len=4 if family.get("multi_token") else 1)
     if family["kv_dtype"] != family["dtype"]:
         kw["kv_dtype"] = family["kv_dtype"]
     kw.update(overrides)
@@ -136,7 +137,7 @@ class PackageHost(unittest.TestCase):
                 chosen = names.get(plan.kernel)
                 self.assertIsNotNone(chosen, plan.kernel)
                 for trait in ("dtype", "kv_dtype", "out_dtype", "depth", "group", "kv", "mask",
-                              "has_sink", "soft_cap"):
+                              "has_sink", "soft_cap", "multi_token"):
                     self.assertEqual(chosen[trait], k[trait], trait)
                 self.assertRegex(plan.split, SPLIT_LABEL)
                 self.assertTrue(plan.reason)
@@ -197,6 +198,22 @@ class PackageHost(unittest.TestCase):
         if other is not None:
             self.assertRaisesNaming(ValueError, "does not compute", plan, kernel=other["name"])
 
+    def test_query_token_plans(self):
+        """Several tokens, and ragged counts of any most, plan a multi-token kernel; a one-token
+        plan never does. q_len past 16 is refused before the library is asked."""
+        k = next((k for k in self.kernels if k["multi_token"]), None)
+        if k is None:
+            self.skipTest("no multi-token kernel in this build")
+        names = {x["name"]: x for x in self.kernels}
+        for q_len, ragged in ((4, False), (2, False), (8, True), (1, True)):
+            with self.subTest(q_len=q_len, ragged=ragged):
+                plan = mha_tune.Plan(**plan_kwargs(k, q_len=q_len, ragged_q_len=ragged))
+                self.assertTrue(names[plan.kernel]["multi_token"], plan.kernel)
+                self.assertEqual((plan.q_len, plan.ragged_q_len), (q_len, ragged))
+        plan = lambda **o: mha_tune.Plan(**plan_kwargs(k, **o))  # noqa: E731
+        self.assertRaisesNaming(ValueError, "q_len", plan, q_len=17)
+        self.assertRaisesNaming(ValueError, "q_len", plan, q_len=0)
+
     def test_freed_plans_and_defaults(self):
         plan = mha_tune.Plan(**plan_kwargs(self.kernels[0]))
         handle = plan.handle
@@ -220,7 +237,8 @@ class PackageHost(unittest.TestCase):
         lens = torch.ones(1, dtype=torch.int32)
         self.assertRaisesNaming(ValueError, "q must be a CUDA tensor", mha_tune.ops.run,
                                 plan.handle, q, cache, cache, lens, None, None, None, None, 0.0,
-                                0.0, 0, 0, torch.zeros(16, dtype=torch.uint8), q, None)
+                                0.0, 0, 0, None, None, torch.zeros(16, dtype=torch.uint8), q,
+                                None)
         self.assertRaisesNaming(ValueError, "workspace", mha_tune.BatchDecode,
                                 torch.zeros(16, dtype=torch.uint8))
 
@@ -230,7 +248,7 @@ class PackageHost(unittest.TestCase):
             q = torch.empty(2, 8, 128, dtype=torch.bfloat16)
             cache = torch.empty(2, 64, 2, 128, dtype=torch.bfloat16)
             result = mha_tune.ops.run(7, q, cache, cache, torch.empty(2, dtype=torch.int32),
-                                      None, None, None, None, 0.0, 0.0, 0, 0,
+                                      None, None, None, None, 0.0, 0.0, 0, 0, None, None,
                                       torch.empty(0, dtype=torch.uint8), torch.empty_like(q),
                                       None)
         self.assertIsNone(result)
@@ -579,6 +597,60 @@ class PackageGpu(unittest.TestCase):
         torch.cuda.synchronize()
         self.check(p, None, out, lse)
 
+    def test_query_tokens_through_the_op(self):
+        """Several tokens a sequence and ragged counts (cu_seqlens_q) through Plan and ops.run,
+        against float32 attention that masks each token at its own position: token t of a
+        sequence of m tokens and n keys sees keys 0 .. n - m + t (none before the first key)."""
+        k = next((k for k in self.kernels if k["multi_token"] and k["mask"] == "causal" and
+                  k["kv"] == "contig" and k["kv_dtype"] == k["dtype"] and not k["has_sink"] and
+                  not k["soft_cap"]), None)
+        if k is None:
+            self.skipTest("no contiguous causal multi-token kernel in this build")
+        g = torch.Generator(device="cuda").manual_seed(5)
+        lens, kv_heads, d = [3, 900, 130, 1], 2, k["depth"]
+        heads, group = kv_heads * k["group"], k["group"]
+        dtype, out_dtype = (mha_tune.plan.torch_dtype(k[t]) for t in ("dtype", "out_dtype"))
+        k_cache, v_cache = (torch.randn(len(lens), max(lens), kv_heads, d, device="cuda",
+                                        generator=g).to(dtype) for _ in range(2))
+        seq_lens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+        for counts in ([4, 4, 4, 4], [5, 0, 2, 1]):
+            ragged = len(set(counts)) > 1
+            starts = [0]
+            for m in counts:
+                starts.append(starts[-1] + m)
+            q = torch.randn(starts[-1], heads, d, device="cuda", generator=g).to(dtype)
+            ref = torch.zeros(starts[-1], heads, d, device="cuda")
+            ref_lse = torch.full((starts[-1], heads), -math.inf, device="cuda")
+            for b, (n, m) in enumerate(zip(lens, counts)):
+                for t in range(m):
+                    row, seen = starts[b] + t, max(0, n - m + t + 1)
+                    if seen == 0:
+                        continue
+                    keys = k_cache[b, :seen].float().repeat_interleave(group, dim=1)
+                    values = v_cache[b, :seen].float().repeat_interleave(group, dim=1)
+                    scores = torch.einsum("hd,lhd->hl", q[row].float(), keys) / math.sqrt(d)
+                    ref_lse[row] = torch.logsumexp(scores, dim=1)
+                    ref[row] = torch.einsum("hl,lhd->hd",
+                                            torch.exp(scores - ref_lse[row][:, None]), values)
+            cu = torch.tensor(starts, dtype=torch.int32, device="cuda") if ragged else None
+            for split in ("1", "4", "cluster4", "plan2x128"):
+                with self.subTest(counts=counts, split=split):
+                    plan = mha_tune.Plan(heads=heads, kv_heads=kv_heads, depth=d,
+                                         batch=len(lens), max_keys=max(lens), dtype=dtype,
+                                         out_dtype=out_dtype, mask="causal", kernel=k["name"],
+                                         split=split, q_len=max(counts), ragged_q_len=ragged)
+                    plan.set_lengths(lens, self.workspace)
+                    out = torch.empty(starts[-1], heads, d, dtype=out_dtype, device="cuda")
+                    lse = torch.empty(starts[-1], heads, dtype=torch.float32, device="cuda")
+                    mha_tune.ops.run(plan.handle, q, k_cache, v_cache, seq_lens, None, None,
+                                     None, None, 0.0, 0.0, 0, 0, cu, None, self.workspace, out,
+                                     lse)
+                    torch.cuda.synchronize()
+                    self.assertLess(rel_l2(out, ref), 2e-2, f"{k['name']} split {split}")
+                    seen = torch.isfinite(ref_lse)
+                    self.assertTrue(bool(torch.isinf(lse[~seen]).all()))
+                    self.assertLess(float((lse[seen] - ref_lse[seen]).abs().max()), 2e-2)
+
     def test_opcheck(self):
         k = self.find("opcheck", kv="contig")
         p = Problem(k, [10, 300])
@@ -587,7 +659,7 @@ class PackageGpu(unittest.TestCase):
         out = torch.empty(2, p.heads, p.depth, dtype=p.out_dtype, device="cuda")
         lse = torch.empty(2, p.heads, dtype=torch.float32, device="cuda")
         args = (wrapper._plan.handle, p.q, p.k, p.v, wrapper.seq_lens, None, None, None, None,
-                0.0, 0.0, 0, 0, self.workspace, out, lse)
+                0.0, 0.0, 0, 0, None, None, self.workspace, out, lse)
         torch.library.opcheck(mha_tune.ops.run.default, args,
                               test_utils=("test_schema", "test_faketensor"))
 

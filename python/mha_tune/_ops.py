@@ -18,6 +18,6 @@ ops = torch.ops.mha_tune
 
 @torch.library.register_fake("mha_tune::run")
 def _run_fake(plan, q, k_cache, v_cache, seq_lens, page_table, sinks, k_scale, v_scale, scale,
-              soft_cap, window, chunk, workspace, out, lse):
+              soft_cap, window, chunk, cu_seqlens_q, tree_mask, workspace, out, lse):
     # Writes out, lse and the workspace in place (the schema's alias annotations say so).
     return None

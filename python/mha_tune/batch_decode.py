@@ -233,5 +233,5 @@ class BatchDecode:
             v_scale = self._scale(v_scale, "v_scale", q)
         ops.run(plan.handle, q, k_cache, v_cache, self.seq_lens, self.page_table, sinks,
                 k_scale, v_scale, 0.0 if scale is None else float(scale), self._soft_cap, 0, 0,
-                self.workspace, out, lse)
+                None, None, self.workspace, out, lse)
         return (out, lse) if return_lse else out

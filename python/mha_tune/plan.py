@@ -19,7 +19,8 @@ for _name, _lib in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2")):
 _FROM_NAME = {v: k for k, v in {**_DTYPE_NAMES, **_FP8_NAMES}.items()}
 
 KV_LAYOUTS = ("contig", "paged", "paged_hnd")
-MASKS = ("null", "causal", "window", "chunked")
+MASKS = ("null", "causal", "window", "chunked", "tree")
+MAX_QUERY_TOKENS = 16  # kernels/decode_params.cuh kMaxQueryTokens
 
 
 def dtype_name(dtype, arg, allowed):
@@ -48,12 +49,16 @@ class Plan:
     [pages, page_size, kv_heads, depth]) or "paged_hnd" ([pages, kv_heads, page_size, depth]);
     dtype is q's (and the cache's unless kv_dtype names an fp8 one), out_dtype the output's.
     kernel and split override the tuned defaults' choice (a procedural name from kernels(); "4",
-    "plan2x128", "cluster4"). sm_count 0 reads the current device's."""
+    "plan2x128", "cluster4"). sm_count 0 reads the current device's.
+    Speculative verify steps: q_len query tokens a sequence (1..16; token t of a sequence of n keys
+    at position n - q_len + t), q and the output then a row per token, [batch * q_len, heads,
+    depth]; with ragged_q_len each sequence has 0..q_len of them, packed as run's cu_seqlens_q
+    says. mask "tree" takes run's tree_mask, an int32 word a token (bit j: it sees draft j)."""
 
     def __init__(self, *, heads, kv_heads, depth, batch, max_keys, dtype=torch.bfloat16,
                  out_dtype=None, kv_dtype=None, kv="contig", page_size=0, mask="null",
                  window=0, chunk=0, has_sink=False, soft_cap=False, ragged=False, kernel=None,
-                 split=None, sm_count=0):
+                 split=None, sm_count=0, q_len=1, ragged_q_len=False):
         self.handle = None
         dtype = dtype_name(dtype, "dtype", ("bf16", "fp16"))
         out_dtype = dtype if out_dtype is None else dtype_name(out_dtype, "out_dtype",
@@ -75,16 +80,20 @@ class Plan:
         _positive(window, "window", minimum=1 if mask == "window" else 0)
         _positive(chunk, "chunk", minimum=1 if mask == "chunked" else 0)
         _positive(sm_count, "sm_count", minimum=0)
+        _positive(q_len, "q_len")
+        if q_len > MAX_QUERY_TOKENS:
+            raise ValueError(f"q_len must be at most {MAX_QUERY_TOKENS}, not {q_len}")
         self.dtype, self.out_dtype, self.kv_dtype = dtype, out_dtype, kv_dtype or dtype
         self.kv, self.mask, self.page_size = kv, mask, page_size if kv != "contig" else 0
         self.window, self.chunk = window, chunk
         self.heads, self.kv_heads, self.depth = heads, kv_heads, depth
         self.batch, self.max_keys = batch, max_keys
         self.has_sink, self.soft_cap, self.ragged = bool(has_sink), bool(soft_cap), bool(ragged)
+        self.q_len, self.ragged_q_len = q_len, bool(ragged_q_len)
         self.handle = ops.make_plan(dtype, out_dtype, kv_dtype, self.soft_cap, kv, mask,
                                     self.has_sink, depth, heads, kv_heads, batch, max_keys,
                                     self.ragged, self.page_size, window, chunk, kernel or "",
-                                    split or "", sm_count)
+                                    split or "", sm_count, q_len, self.ragged_q_len)
         (self.kernel, self.split, self.reason, self.workspace_bytes, self.needs_lengths,
          _, _) = ops.plan_info(self.handle)
 

@@ -52,7 +52,7 @@ int64_t make_plan(const std::string& dtype, const std::string& out_dtype,
                   const std::string& mask, bool has_sink, int64_t depth, int64_t heads,
                   int64_t kv_heads, int64_t batch, int64_t max_keys, bool ragged, int64_t page_size,
                   int64_t window, int64_t chunk, const std::string& kernel,
-                  const std::string& split, int64_t sm_count) {
+                  const std::string& split, int64_t sm_count, int64_t q_len, bool ragged_q_len) {
   mha::DecodePlanOptions options;
   options.shape.dtype = dtype;
   options.shape.out_dtype = out_dtype;
@@ -67,6 +67,8 @@ int64_t make_plan(const std::string& dtype, const std::string& out_dtype,
   options.shape.batch = to_int(batch, "batch");
   options.shape.max_keys = to_int(max_keys, "max_keys");
   options.shape.ragged = ragged;
+  options.shape.q_len = to_int(q_len, "q_len");
+  options.shape.ragged_q_len = ragged_q_len;
   options.page_size = to_int(page_size, "page_size");
   options.window = to_int(window, "window");
   options.chunk = to_int(chunk, "chunk");
@@ -122,7 +124,8 @@ std::string kernels_json() {
         << ",\"kv_dtype\":" << quoted(mha::cache_dtype(t)) << ",\"depth\":" << t.depth
         << ",\"group\":" << t.group << ",\"kv\":" << quoted(t.kv) << ",\"mask\":" << quoted(t.mask)
         << ",\"has_sink\":" << (t.has_sink ? "true" : "false")
-        << ",\"soft_cap\":" << (t.soft_cap ? "true" : "false") << ",\"bm\":" << t.bm
+        << ",\"soft_cap\":" << (t.soft_cap ? "true" : "false")
+        << ",\"multi_token\":" << (t.multi_token ? "true" : "false") << ",\"bm\":" << t.bm
         << ",\"bn\":" << t.bn << ",\"bk\":" << t.bk << ",\"wm\":" << t.wm << ",\"wn\":" << t.wn
         << ",\"threads\":" << t.threads << ",\"stages\":" << t.stages
         << ",\"warp_split_k\":" << (t.warp_split_k ? "true" : "false")

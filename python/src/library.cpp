@@ -15,7 +15,8 @@ TORCH_LIBRARY(mha_tune, m) {
   m.def(
       "make_plan(str dtype, str out_dtype, str kv_dtype, bool soft_cap, str kv, str mask, "
       "bool has_sink, int depth, int heads, int kv_heads, int batch, int max_keys, bool ragged, "
-      "int page_size, int window, int chunk, str kernel, str split, int sm_count) -> int",
+      "int page_size, int window, int chunk, str kernel, str split, int sm_count, int q_len, "
+      "bool ragged_q_len) -> int",
       &mha_py::make_plan);
   m.def(
       "plan_info(int plan) -> (str kernel, str split, str reason, int workspace_bytes, "
@@ -31,8 +32,8 @@ TORCH_LIBRARY(mha_tune, m) {
   m.def(
       "run(int plan, Tensor q, Tensor k_cache, Tensor v_cache, Tensor seq_lens, "
       "Tensor? page_table, Tensor? sinks, Tensor? k_scale, Tensor? v_scale, float scale, "
-      "float soft_cap, int window, int chunk, Tensor(c!) workspace, Tensor(a!) out, "
-      "Tensor(b!)? lse) -> ()");
+      "float soft_cap, int window, int chunk, Tensor? cu_seqlens_q, Tensor? tree_mask, "
+      "Tensor(c!) workspace, Tensor(a!) out, Tensor(b!)? lse) -> ()");
 }
 
 TORCH_LIBRARY_IMPL(mha_tune, CUDA, m) { m.impl("run", &mha_py::run); }

@@ -2,6 +2,8 @@
 // (dtype, device, sizes, a contiguous and 16-byte aligned last dimension) and its strides go to
 // the kernels as they are, so slices and the halves of a combined K/V cache run without a copy.
 // No allocation, no synchronisation, no host read of device data: capturable in a CUDA graph.
+// q, out and lse hold a row per sequence for a one-token plan, and a row per token otherwise
+// (token-major: q_len a sequence, or a ragged plan's cu_seqlens_q[b] ..).
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -70,14 +72,61 @@ const float* head_vector(const c10::optional<at::Tensor>& t, const char* name, b
   return t->data_ptr<float>();
 }
 
+// The step's sequences from q's rows: one a row for one token, q_len rows each for several, and
+// cu_seqlens_q's entries less one for a ragged plan (whose q holds cu_seqlens_q[batch] rows: a
+// device value, not read here).
+int64_t step_batch(const mha::DecodeShape& s, int64_t rows,
+                   const c10::optional<at::Tensor>& cu_seqlens_q, c10::Device device) {
+  if (!s.ragged_q_len) {
+    TORCH_CHECK_VALUE(!cu_seqlens_q.has_value(), kOp,
+                      ": cu_seqlens_q was given but the plan has q_len = ", s.q_len,
+                      " tokens every sequence (make it with ragged_q_len)");
+    TORCH_CHECK_VALUE(rows % s.q_len == 0, kOp, ": q has ", rows, " rows, not a multiple of the ",
+                      "plan's q_len = ", s.q_len, " (a row per token, token-major)");
+    return rows / s.q_len;
+  }
+  TORCH_CHECK_VALUE(cu_seqlens_q.has_value(), kOp,
+                    ": cu_seqlens_q is required: the plan's sequences have ragged token counts");
+  const at::Tensor& t = *cu_seqlens_q;
+  check_device(t, kOp, "cu_seqlens_q", device);
+  TORCH_CHECK_VALUE(t.scalar_type() == c10::ScalarType::Int, kOp,
+                    ": cu_seqlens_q must be int32, not ", t.scalar_type());
+  check_dim(t, kOp, "cu_seqlens_q", 1);
+  TORCH_CHECK_VALUE(t.size(0) >= 1 && t.is_contiguous(), kOp,
+                    ": cu_seqlens_q must be contiguous with batch + 1 entries, not sizes ",
+                    t.sizes());
+  return t.size(0) - 1;
+}
+
+// The tree mask's words, one per token: required exactly for a tree plan.
+const unsigned* tree_words(const c10::optional<at::Tensor>& t, const mha::DecodeShape& s,
+                           int64_t rows, c10::Device device) {
+  if (s.mask != "tree") {
+    TORCH_CHECK_VALUE(!t.has_value(), kOp, ": tree_mask was given but the plan's mask is ", s.mask);
+    return nullptr;
+  }
+  TORCH_CHECK_VALUE(t.has_value(), kOp,
+                    ": tree_mask is required: the plan's mask is tree (a 32-bit word a token)");
+  check_device(*t, kOp, "tree_mask", device);
+  TORCH_CHECK_VALUE(t->scalar_type() == c10::ScalarType::Int, kOp,
+                    ": tree_mask must be int32 (bit j: the token sees draft j), not ",
+                    t->scalar_type());
+  check_dim(*t, kOp, "tree_mask", 1);
+  TORCH_CHECK_VALUE(t->size(0) >= rows && t->is_contiguous(), kOp,
+                    ": tree_mask must be contiguous with a word per row of q (", rows,
+                    "), not sizes ", t->sizes());
+  return reinterpret_cast<const unsigned*>(t->data_ptr<int>());
+}
+
 }  // namespace
 
 void run(int64_t handle, const at::Tensor& q, const at::Tensor& k_cache, const at::Tensor& v_cache,
          const at::Tensor& seq_lens, const c10::optional<at::Tensor>& page_table,
          const c10::optional<at::Tensor>& sinks, const c10::optional<at::Tensor>& k_scale,
          const c10::optional<at::Tensor>& v_scale, double scale, double soft_cap, int64_t window,
-         int64_t chunk, const at::Tensor& workspace, const at::Tensor& out,
-         const c10::optional<at::Tensor>& lse) {
+         int64_t chunk, const c10::optional<at::Tensor>& cu_seqlens_q,
+         const c10::optional<at::Tensor>& tree_mask, const at::Tensor& workspace,
+         const at::Tensor& out, const c10::optional<at::Tensor>& lse) {
   const auto plan = get_plan(handle, kOp);
   const mha::DecodeShape& s = plan->shape();
   const c10::Device device = q.device();
@@ -88,14 +137,15 @@ void run(int64_t handle, const at::Tensor& q, const at::Tensor& k_cache, const a
   check_size(q, kOp, "q", 1, s.heads, "heads");
   check_size(q, kOp, "q", 2, s.depth, "depth elements");
   check_rows_aligned(q, kOp, "q");
-  const int64_t batch = q.size(0);
+  const int64_t rows = q.size(0);
+  const int64_t batch = step_batch(s, rows, cu_seqlens_q, device);
   TORCH_CHECK_VALUE(batch <= s.batch, kOp, ": q has ", batch,
                     " sequences; the plan was made for at most ", s.batch);
 
   check_device(out, kOp, "out", device);
   check_dim(out, kOp, "out", 3);
   check_dtype(out, kOp, "out", s.out_dtype);
-  TORCH_CHECK_VALUE(out.size(0) == batch, kOp, ": out has ", out.size(0), " rows; q has ", batch);
+  TORCH_CHECK_VALUE(out.size(0) == rows, kOp, ": out has ", out.size(0), " rows; q has ", rows);
   check_size(out, kOp, "out", 1, s.heads, "heads");
   check_size(out, kOp, "out", 2, s.depth, "depth elements");
   check_rows_aligned(out, kOp, "out");
@@ -119,11 +169,15 @@ void run(int64_t handle, const at::Tensor& q, const at::Tensor& k_cache, const a
   mha::DecodeArgs args;
   args.batch = static_cast<int>(batch);
   args.q = q.data_ptr();
-  args.q_seq_stride = stride_ll(q, 0, kOp, "q");
+  args.q_token_stride = stride_ll(q, 0, kOp, "q");  // rows are tokens (one a sequence, or q_len)
+  args.q_seq_stride = args.q_token_stride * s.q_len;
   args.q_head_stride = stride_int(q, 1, kOp, "q");
   args.out = out.data_ptr();
-  args.out_seq_stride = stride_ll(out, 0, kOp, "out");
+  args.out_token_stride = stride_ll(out, 0, kOp, "out");
+  args.out_seq_stride = args.out_token_stride * s.q_len;
   args.out_head_stride = stride_int(out, 1, kOp, "out");
+  if (s.ragged_q_len) args.cu_seqlens_q = cu_seqlens_q->data_ptr<int>();
+  args.tree_mask = tree_words(tree_mask, s, rows, device);
 
   const CacheDims d = cache_dims(s.kv);
   args.k_cache = k_cache.data_ptr();
@@ -181,9 +235,9 @@ void run(int64_t handle, const at::Tensor& q, const at::Tensor& k_cache, const a
     check_device(t, kOp, "lse", device);
     check_dtype(t, kOp, "lse", "fp32");
     check_dim(t, kOp, "lse", 2);
-    TORCH_CHECK_VALUE(t.size(0) == batch, kOp, ": lse has ", t.size(0), " rows; q has ", batch);
+    TORCH_CHECK_VALUE(t.size(0) == rows, kOp, ": lse has ", t.size(0), " rows; q has ", rows);
     check_size(t, kOp, "lse", 1, s.heads, "heads");
-    TORCH_CHECK_VALUE(t.is_contiguous(), kOp, ": lse must be contiguous, [batch, heads]");
+    TORCH_CHECK_VALUE(t.is_contiguous(), kOp, ": lse must be contiguous, [rows of q, heads]");
     args.lse = t.data_ptr<float>();
   }
 
@@ -203,6 +257,7 @@ void run_not_cuda(int64_t, const at::Tensor& q, const at::Tensor&, const at::Ten
                   const at::Tensor&, const c10::optional<at::Tensor>&,
                   const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&,
                   const c10::optional<at::Tensor>&, double, double, int64_t, int64_t,
+                  const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&,
                   const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&) {
   TORCH_CHECK_VALUE(false, kOp, ": q must be a CUDA tensor, not on ", q.device(),
                     " (the kernels run on NVIDIA GPUs only)");
