@@ -206,6 +206,20 @@ def _fi_decode_workspace_bytes(p, sm_count):
     return max(128 << 20, scratch + (16 << 20))
 
 
+def _fi_pages_and_workspace(torch, p, data):
+    """FlashInfer's paged-KV arguments for the case's pages: indptr [batch + 1] into indices (each
+    sequence's pages in order), the keys in each last page, and a workspace for its split."""
+    ps, counts = data.page_size, data.page_counts
+    indptr = torch.tensor([0, *itertools.accumulate(counts)], dtype=torch.int32, device="cuda")
+    indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
+    last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
+                        dtype=torch.int32, device="cuda")
+    sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+    workspace = torch.zeros(_fi_decode_workspace_bytes(p, sm_count), dtype=torch.uint8,
+                            device="cuda")
+    return indptr, indices, last, workspace
+
+
 def _outputs(torch, p):
     """Two [tokens, heads, d] outputs that consecutive steps alternate between."""
     return [torch.empty(sum(token_counts(p)), p["heads"], p["depth"],
@@ -261,14 +275,7 @@ class FlashInferWrapperPeer(FlashInferPagedPeer):
     def prepare(self, torch, p, data):
         import flashinfer
         ps = data.page_size
-        counts = data.page_counts
-        indptr = torch.tensor([0, *itertools.accumulate(counts)], dtype=torch.int32, device="cuda")
-        indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
-        last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
-                            dtype=torch.int32, device="cuda")
-        sm_count = torch.cuda.get_device_properties(0).multi_processor_count
-        workspace = torch.zeros(_fi_decode_workspace_bytes(p, sm_count), dtype=torch.uint8,
-                                device="cuda")
+        indptr, indices, last, workspace = _fi_pages_and_workspace(torch, p, data)
         extra = {"backend": self.backend} if self.backend else {}
         if self.backend == "fa3" and torch.cuda.get_device_capability(0)[0] != 9:
             raise NotSupported("FlashInfer's fa3 backend runs on sm90 (Hopper) only")
@@ -330,15 +337,8 @@ class FlashInferPrefillPeer(FlashInferPagedPeer):
         import flashinfer
         if self.backend == "fa3" and torch.cuda.get_device_capability(0)[0] != 9:
             raise NotSupported("FlashInfer's fa3 backend runs on sm90 (Hopper) only")
-        b, ps, counts = p["batch"], data.page_size, data.page_counts
-        qo_indptr = data.starts_t
-        indptr = torch.tensor([0, *itertools.accumulate(counts)], dtype=torch.int32, device="cuda")
-        indices = torch.cat([data.table[i, :c] for i, c in enumerate(counts)]).contiguous()
-        last = torch.tensor([n - (c - 1) * ps for n, c in zip(p["lengths"], counts)],
-                            dtype=torch.int32, device="cuda")
-        sm_count = torch.cuda.get_device_properties(0).multi_processor_count
-        workspace = torch.zeros(_fi_decode_workspace_bytes(p, sm_count), dtype=torch.uint8,
-                                device="cuda")
+        b, ps, qo_indptr = p["batch"], data.page_size, data.starts_t
+        indptr, indices, last, workspace = _fi_pages_and_workspace(torch, p, data)
         wrapper = flashinfer.BatchPrefillWithPagedKVCacheWrapper(workspace, "HND",
                                                                  backend=self.backend)
         mask = {}

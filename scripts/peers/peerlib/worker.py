@@ -25,7 +25,7 @@ class CaseData:
     words, `words_t` the same packed by token as an int32 [tokens] tensor."""
 
     def __init__(self, torch, p, layout, n_copies, seed):
-        b, h, kv, d = p["batch"], p["heads"], p["kv_heads"], p["depth"]
+        h, kv, d = p["heads"], p["kv_heads"], p["depth"]
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[p["dtype"]]
         self.page_size = layout.page_size or max(p["lengths"])
         rows, pages = page_table(p["lengths"], self.page_size, seed, layout.shuffled)
