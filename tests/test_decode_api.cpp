@@ -47,6 +47,17 @@ TEST(DecodeApi, WorkspaceHoldsThePartialsBackToBack) {
   EXPECT_EQ(p.partial_sum, base + 2 * 8 * 3 * 64 + 2 * 8 * 3);
   EXPECT_EQ(reinterpret_cast<const char*>(p.partial_sum + 2 * 8 * 3), ws.data() + ws.size());
 
+  // Several query tokens: every token's rows (q_len x heads a sequence), laid out the same way.
+  EXPECT_EQ(mha::decode_workspace_bytes(3, 32, 128, 4, 8),
+            8 * mha::decode_workspace_bytes(3, 32, 128, 4));
+  p.q_len = 5;
+  ws.assign(mha::decode_workspace_bytes(p.batch, p.heads, 64, p.partitions, p.q_len), 0);
+  mha::attach_decode_workspace(p, 64, ws.data());
+  const auto* tokens = reinterpret_cast<float*>(ws.data());
+  EXPECT_EQ(p.partial_max, tokens + 2 * 5 * 8 * 3 * 64);
+  EXPECT_EQ(reinterpret_cast<const char*>(p.partial_sum + 2 * 5 * 8 * 3), ws.data() + ws.size());
+  p.q_len = 1;
+
   p.partitions = 1;
   mha::attach_decode_workspace(p, 64, ws.data());
   EXPECT_EQ(p.partial_out, nullptr);

@@ -261,9 +261,9 @@ const KernelEntry* find_kernel(const std::string& name) {
   return nullptr;
 }
 
-size_t decode_workspace_bytes(int batch, int heads, int depth, int partitions) {
-  if (batch <= 0 || heads <= 0 || depth <= 0 || partitions <= 1) return 0;
-  const size_t rows = size_t(batch) * size_t(heads) * size_t(partitions);
+size_t decode_workspace_bytes(int batch, int heads, int depth, int partitions, int q_len) {
+  if (batch <= 0 || heads <= 0 || depth <= 0 || partitions <= 1 || q_len <= 0) return 0;
+  const size_t rows = size_t(batch) * size_t(q_len) * size_t(heads) * size_t(partitions);
   return rows * (size_t(depth) + 2) * sizeof(float);  // partial_out, partial_max, partial_sum
 }
 
@@ -272,7 +272,9 @@ void attach_decode_workspace(DecodeParams& p, int depth, void* workspace) {
     p.partial_out = p.partial_max = p.partial_sum = nullptr;
     return;
   }
-  const size_t rows = size_t(p.batch) * size_t(p.heads) * size_t(p.partitions);
+  // Every query row owns its partitions' rows: heads x q_len a sequence (decode_params.cuh).
+  const size_t rows =
+      size_t(p.batch) * size_t(std::max(1, p.q_len)) * size_t(p.heads) * size_t(p.partitions);
   p.partial_out = static_cast<float*>(workspace);
   p.partial_max = p.partial_out + rows * size_t(depth);
   p.partial_sum = p.partial_max + rows;

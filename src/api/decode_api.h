@@ -14,13 +14,14 @@ namespace mha {
 // The compiled instance with this procedural name, or nullptr when this build lacks it.
 const KernelEntry* find_kernel(const std::string& name);
 
-// Bytes of the split-K partials one step needs: partial_out [batch][heads][partitions][depth],
-// then partial_max and partial_sum [batch][heads][partitions], all float, back to back (the
-// sizes point_runner.cu's StepBuffers allocates). 0 when partitions <= 1: no partials are read.
-size_t decode_workspace_bytes(int batch, int heads, int depth, int partitions);
+// Bytes of the split-K partials one step needs: partial_out [batch][q_len][heads][partitions]
+// [depth], then partial_max and partial_sum [batch][q_len][heads][partitions], all float, back to
+// back (the sizes point_runner.cu's StepBuffers allocates; q_len the most tokens a sequence of a
+// ragged step). 0 when partitions <= 1: no partials are read.
+size_t decode_workspace_bytes(int batch, int heads, int depth, int partitions, int q_len = 1);
 
 // Points p.partial_out/max/sum into one buffer of decode_workspace_bytes(p.batch, p.heads, depth,
-// p.partitions) bytes, in the order above (null pointers when p.partitions <= 1).
+// p.partitions, p.q_len) bytes, in the order above (null pointers when p.partitions <= 1).
 void attach_decode_workspace(DecodeParams& p, int depth, void* workspace);
 
 // One decode step's shape as an engine knows it: what picks a kernel and a split.
