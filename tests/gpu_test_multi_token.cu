@@ -2,7 +2,8 @@
 // against the fp32 device reference (kernels/reference_kernel.cuh), which tests each key with the
 // contract's key_visible: both MMA orientations, both softmax paths, contiguous and paged caches,
 // every mask, a sink, q_len 1..8 over a ragged batch (empty sequences, q_len past the length),
-// and every split mode (separate reduce, fused, cluster), each step run twice so that the fused
+// uniform and ragged token counts (cu_seqlens_q: some sequences with none, some with q_len), and
+// every split mode (separate reduce, fused, cluster), each step run twice so that the fused
 // reduce's counters must be back at zero. A single-token instance checks the same harness.
 #include <gtest/gtest.h>
 
@@ -48,23 +49,39 @@ enum class SplitMode { kReduce, kFused, kCluster };
 constexpr int kKvHeads = 2, kMaxLen = 1504, kPageSize = 16;
 const std::vector<int> kLengths = {0, 1, 3, 17, 200, 1500, 77};
 
+// Each sequence's tokens: q_len each, or ragged counts of at most q_len (one sequence in three
+// none, one in three q_len, the others half as many).
+std::vector<int> token_counts(int q_len, bool ragged) {
+  std::vector<int> counts(kLengths.size(), q_len);
+  if (ragged)
+    for (size_t b = 0; b < counts.size(); ++b)
+      counts[b] = b % 3 == 1 ? 0 : b % 3 == 0 ? q_len : (q_len + 1) / 2;
+  return counts;
+}
+
 // One step of instance T (q_len tokens, `parts` fixed partitions) against the reference; returns
 // the number of output elements and LSE values outside the tolerance.
 template <class T>
-int mismatches(int q_len, int parts, SplitMode mode) {
+int mismatches(int q_len, int parts, SplitMode mode, bool ragged) {
   constexpr int kGroup = T::kGroup, kDepth = T::kDepth;
   constexpr bool kPaged = T::KvOperand::kHasLookup;
   const int heads = kKvHeads * kGroup, batch = static_cast<int>(kLengths.size());
   const int pages_per_seq = kMaxLen / kPageSize;
-  std::mt19937 rng(q_len * 131 + parts * 7 + static_cast<int>(mode));
+  std::mt19937 rng(q_len * 131 + parts * 7 + static_cast<int>(mode) + (ragged ? 1000 : 0));
   std::normal_distribution<float> normal(0.f, 1.f);
   auto random_bf16 = [&](size_t count) {
     std::vector<bf16> v(count);
     for (auto& x : v) x = __float2bfloat16(normal(rng));
     return v;
   };
+  // Partials, counters and the reference's scores give every sequence q_len rows; q, the output
+  // and the LSE hold the step's tokens (cu_seqlens_q's, packed, for a ragged step).
   const size_t rows = static_cast<size_t>(batch) * q_len * heads;
-  const std::vector<bf16> q = random_bf16(rows * kDepth);
+  const std::vector<int> counts = token_counts(q_len, ragged);
+  std::vector<int> starts{0};
+  for (int c : counts) starts.push_back(starts.back() + c);
+  const size_t token_rows = static_cast<size_t>(starts.back()) * heads;
+  const std::vector<bf16> q = random_bf16(token_rows * kDepth);
   const std::vector<bf16> k = random_bf16(static_cast<size_t>(batch) * kMaxLen * kKvHeads * kDepth);
   const std::vector<bf16> v = random_bf16(k.size());
   std::vector<float> sink(heads);
@@ -85,16 +102,16 @@ int mismatches(int q_len, int parts, SplitMode mode) {
     }
 
   const DeviceBuffer d_q = upload(q), d_k = upload(k), d_v = upload(v), d_k_pages = upload(k_pages),
-                     d_v_pages = upload(v_pages), d_out = allocate<bf16>(rows * kDepth);
-  const DeviceBuffer d_sink = upload(sink), d_ref = allocate<float>(rows * kDepth),
-                     d_scores = allocate<float>(rows * kMaxLen), d_lse = allocate<float>(rows),
-                     d_lse_ref = allocate<float>(rows),
+                     d_v_pages = upload(v_pages), d_out = allocate<bf16>(token_rows * kDepth);
+  const DeviceBuffer d_sink = upload(sink), d_ref = allocate<float>(token_rows * kDepth),
+                     d_scores = allocate<float>(rows * kMaxLen),
+                     d_lse = allocate<float>(token_rows), d_lse_ref = allocate<float>(token_rows),
                      d_partial_out = allocate<float>(rows * parts * kDepth),
                      d_partial_max = allocate<float>(rows * parts),
                      d_partial_sum = allocate<float>(rows * parts);
   const DeviceBuffer d_lens = upload(kLengths), d_table = upload(table),
-                     d_counters = allocate<unsigned>(rows);
-  EXPECT_EQ(cudaMemset(d_out.get(), 0xff, rows * kDepth * sizeof(bf16)), cudaSuccess);  // NaN
+                     d_counters = allocate<unsigned>(rows), d_starts = upload(starts);
+  EXPECT_EQ(cudaMemset(d_out.get(), 0xff, token_rows * kDepth * sizeof(bf16)), cudaSuccess);
   EXPECT_EQ(cudaMemset(d_counters.get(), 0, rows * sizeof(unsigned)), cudaSuccess);
 
   DecodeParams p;
@@ -103,6 +120,7 @@ int mismatches(int q_len, int parts, SplitMode mode) {
   p.kv_heads = kKvHeads;
   p.max_keys = kMaxLen;
   p.q_len = q_len;
+  if (ragged) p.cu_seqlens_q = d_starts.get<int>();
   p.partitions = parts;
   p.window = 37;
   p.chunk = 48;
@@ -135,17 +153,17 @@ int mismatches(int q_len, int parts, SplitMode mode) {
       d_scores.get<float>());
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
-  const std::vector<bf16> out = download<bf16>(d_out, rows * kDepth);
-  const std::vector<float> ref = download<float>(d_ref, rows * kDepth);
-  const std::vector<float> lse = download<float>(d_lse, rows),
-                           lse_ref = download<float>(d_lse_ref, rows);
+  const std::vector<bf16> out = download<bf16>(d_out, token_rows * kDepth);
+  const std::vector<float> ref = download<float>(d_ref, token_rows * kDepth);
+  const std::vector<float> lse = download<float>(d_lse, token_rows),
+                           lse_ref = download<float>(d_lse_ref, token_rows);
   int bad = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     const float o = __bfloat162float(out[i]);
     if (!std::isfinite(o) || std::fabs(o - ref[i]) > 2e-2 + 1e-2 * std::fabs(ref[i])) ++bad;
   }
   if (mode != SplitMode::kFused)
-    for (size_t i = 0; i < rows; ++i) {
+    for (size_t i = 0; i < token_rows; ++i) {
       const bool both_empty = lse[i] == -INFINITY && lse_ref[i] == -INFINITY;
       if (!both_empty && !(std::fabs(lse[i] - lse_ref[i]) <= 1e-2)) ++bad;
     }
@@ -156,15 +174,18 @@ template <class T>
 void expect_every_step_matches(const std::vector<int>& q_lens) {
   MHA_REQUIRE_GPU();
   int steps = 0;
-  for (int q_len : q_lens)
-    for (int parts : {1, 3, 7})
-      for (SplitMode mode : {SplitMode::kReduce, SplitMode::kFused, SplitMode::kCluster}) {
-        if (parts == 1 && mode != SplitMode::kReduce) continue;
-        EXPECT_EQ(mismatches<T>(q_len, parts, mode), 0)
-            << "q_len " << q_len << ", " << parts << " partitions, split mode "
-            << static_cast<int>(mode);
-        ++steps;
-      }
+  for (bool ragged : {false, true}) {
+    if (ragged && !T::kMultiToken) continue;  // cu_seqlens_q: multi-token instances only
+    for (int q_len : q_lens)
+      for (int parts : {1, 3, 7})
+        for (SplitMode mode : {SplitMode::kReduce, SplitMode::kFused, SplitMode::kCluster}) {
+          if (parts == 1 && mode != SplitMode::kReduce) continue;
+          EXPECT_EQ(mismatches<T>(q_len, parts, mode, ragged), 0)
+              << (ragged ? "ragged " : "") << "q_len " << q_len << ", " << parts
+              << " partitions, split mode " << static_cast<int>(mode);
+          ++steps;
+        }
+  }
   std::printf("%d steps checked\n", steps);
   EXPECT_GT(steps, 0);
 }
