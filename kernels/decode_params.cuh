@@ -129,10 +129,9 @@ struct DecodeParams {
   // (masks.cuh tree_sees). Read only by them.
   const unsigned* tree_mask = nullptr;
   // Ragged steps: [batch + 1] offsets of each sequence's first token among the step's
-  // (FlashAttention's cu_seqlens_q, FlashInfer's qo_indptr; cu_seqlens_q[0] = 0). Sequence b has
-  // cu_seqlens_q[b + 1]
-  // - cu_seqlens_q[b] tokens, 0 to q_len (then the most any has), token t at position n - that
-  // count + t. Null: q_len tokens each. Multi-token instances only.
+  // (FlashAttention's cu_seqlens_q, FlashInfer's qo_indptr; the first is 0). Sequence b has the
+  // difference of entries b + 1 and b, m tokens of 0 to q_len (q_len is then the most any has),
+  // token t at position n - m + t. Null: q_len tokens each. Multi-token instances only.
   const int* cu_seqlens_q = nullptr;
 };
 
