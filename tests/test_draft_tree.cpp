@@ -43,12 +43,18 @@ TEST(DraftTree, DepthOneIsAllRootsAndFullDepthIsCausal) {
   }
 }
 
-TEST(DraftTree, OneTreePerSequenceFromTheProblemsSeed) {
+// A tree-mask problem of three sequences of 8 draft tokens, trees of depth 3.
+Problem three_trees() {
   Problem p;
   p.shape.mask = "tree";
   p.shape.batch = 3;
   p.shape.q_len = 8;
   p.shape.tree_depth = 3;
+  return p;
+}
+
+TEST(DraftTree, OneTreePerSequenceFromTheProblemsSeed) {
+  Problem p = three_trees();
   const std::vector<TreeWord> words = draft_tree_words(p);
   ASSERT_EQ(words.size(), 24u);
   EXPECT_EQ(words, draft_tree_words(p));  // seeded: the same problem, the same trees
@@ -59,11 +65,7 @@ TEST(DraftTree, OneTreePerSequenceFromTheProblemsSeed) {
 }
 
 TEST(DraftTree, RaggedStepsPackEachSequencesTreeOfItsOwnTokens) {
-  Problem p;
-  p.shape.mask = "tree";
-  p.shape.batch = 3;
-  p.shape.q_len = 8;
-  p.shape.tree_depth = 3;
+  Problem p = three_trees();
   const std::vector<TreeWord> uniform = draft_tree_words(p);
   p.shape.ragged_q_lens = {8, 0, 2};
   const std::vector<TreeWord> words = draft_tree_words(p);

@@ -200,7 +200,7 @@ class PackageHost(unittest.TestCase):
 
     def test_query_token_plans(self):
         """Several tokens, and ragged counts of any most, plan a multi-token kernel; a one-token
-        plan never does. q_len past 16 is refused before the library is asked."""
+        plan never does. q_len past 16, or below 1, is refused naming it."""
         k = next((k for k in self.kernels if k["multi_token"]), None)
         if k is None:
             self.skipTest("no multi-token kernel in this build")

@@ -23,13 +23,15 @@ extern const char* const kCompiledDefaultsJson;
 
 namespace {
 
+// Whether the shape runs on the multi-token kernels: several tokens a sequence, or ragged counts.
+bool multi_token(const DecodeShape& s) { return s.q_len > 1 || s.ragged_q_len; }
+
 bool computes_shape(const KernelTraits& t, const DecodeShape& s) {
   const std::string& kv_dtype = s.kv_dtype.empty() ? s.dtype : s.kv_dtype;
   return s.kv_heads > 0 && s.heads % s.kv_heads == 0 && t.dtype == s.dtype &&
          cache_dtype(t) == kv_dtype && t.soft_cap == s.soft_cap && t.out_dtype == s.out_dtype &&
          t.depth == s.depth && t.group == s.heads / s.kv_heads && t.kv == s.kv &&
-         t.mask == s.mask && t.has_sink == s.has_sink &&
-         t.multi_token == (s.q_len > 1 || s.ragged_q_len);
+         t.mask == s.mask && t.has_sink == s.has_sink && t.multi_token == multi_token(s);
 }
 
 // The run-time table (load_decode_defaults, or MHA_TUNE_DEFAULTS read at the first choice); null:
@@ -149,8 +151,8 @@ bool choose_from_table(const DefaultsTable& table, const DecodeShape& s, int sm_
   if (table.sm_count != sm_count) return false;  // measured on another GPU model
   const int group = s.heads / s.kv_heads;
   DefaultsQuery q;
-  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap, s.q_len > 1 || s.ragged_q_len),
-                         s.depth, group, s.kv, s.mask, s.has_sink);
+  q.family = family_name(dtype_key(s.dtype, s.kv_dtype, s.soft_cap, multi_token(s)), s.depth, group,
+                         s.kv, s.mask, s.has_sink);
   q.batch_kv_heads = s.batch * s.kv_heads;
   q.keys = std::max(1, s.max_keys);
   q.ragged = s.ragged;

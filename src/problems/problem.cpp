@@ -426,14 +426,14 @@ bool kernel_matches(const KernelTraits& t, const ProblemShape& s, std::string* w
     return fail(fmt::format("kernel sink {} != {}", t.has_sink, s.has_sink));
   // One query token runs on the single-token kernels, whose row arithmetic is constant; several
   // need a multi-token one.
-  if (t.multi_token != multi_token_step(s))
-    return fail(t.multi_token ? "kernel computes several query tokens; the problem has q_len 1"
-                : !s.ragged_q_lens.empty()
-                    ? std::string("kernel computes one query token; the problem's "
-                                  "sequences have ragged token counts (q_lens)")
-                    : fmt::format("kernel computes one query token; the problem "
-                                  "has q_len {}",
-                                  s.q_len));
+  if (t.multi_token && !multi_token_step(s))
+    return fail("kernel computes several query tokens; the problem has q_len 1");
+  if (!t.multi_token && !s.ragged_q_lens.empty())
+    return fail(
+        "kernel computes one query token; the problem's sequences have ragged token "
+        "counts (q_lens)");
+  if (!t.multi_token && s.q_len > 1)
+    return fail(fmt::format("kernel computes one query token; the problem has q_len {}", s.q_len));
   return true;
 }
 

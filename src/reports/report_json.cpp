@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -168,6 +169,27 @@ json to_json_value(const ResultRow& r) {
   return j;
 }
 
+namespace {
+
+// An optional list of one integer in [lo, hi] a sequence (`batch` of them) at holder[key]; empty
+// when absent.
+std::vector<int> per_sequence_ints(const json& holder, const std::string& where, const char* key,
+                                   int batch, long long lo, long long hi, const char* what) {
+  std::vector<int> out;
+  if (!holder.contains(key)) return out;
+  const json& list = holder[key];
+  if (!list.is_array() || static_cast<int>(list.size()) != batch)
+    fail(where, key, fmt::format("expected a list of {} {} (batch)", batch, what));
+  for (const json& n : list) {
+    if (!n.is_number_integer() || n.get<int64_t>() < lo || n.get<int64_t>() > hi)
+      fail(where, key, fmt::format("expected integers in [{}, {}], got {}", lo, hi, n.dump()));
+    out.push_back(n.get<int>());
+  }
+  return out;
+}
+
+}  // namespace
+
 ResultRow row_from_json(const json& j, const std::string& w) {
   ResultRow r;
   for (const RowField& f : row_fields()) {
@@ -207,37 +229,18 @@ ResultRow row_from_json(const json& j, const std::string& w) {
   // Written before fp8 caches: the cache held q's dtype.
   if (!field(j, w, "traits").contains("kv_dtype")) r.traits.kv_dtype = r.traits.dtype;
   if (!problem.contains("kv_dtype")) r.problem.kv_dtype = r.problem.dtype;
-  if (problem.contains("ragged_lengths")) {  // added later: optional
-    const std::string where = w + ".problem";
-    const json& list = problem["ragged_lengths"];
-    if (!list.is_array() || static_cast<int>(list.size()) != r.problem.batch)
-      fail(where, "ragged_lengths",
-           "expected a list of " + std::to_string(r.problem.batch) + " lengths (batch)");
-    for (const json& n : list) {
-      if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > kMaxProblemKeys)
-        fail(where, "ragged_lengths",
-             fmt::format("expected integers in [1, {}], got {}", kMaxProblemKeys, n.dump()));
-      r.problem.ragged_lengths.push_back(n.get<int>());
-    }
-  }
-  if (problem.contains("ragged_q_lens")) {  // added later: optional
-    const std::string where = w + ".problem";
-    const json& list = problem["ragged_q_lens"];
-    if (!list.is_array() || static_cast<int>(list.size()) != r.problem.batch)
-      fail(where, "ragged_q_lens",
-           "expected a list of " + std::to_string(r.problem.batch) + " token counts (batch)");
-    int most = 0;
-    for (const json& n : list) {
-      if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() > kMaxQueryTokens)
-        fail(where, "ragged_q_lens",
-             fmt::format("expected integers in [0, {}], got {}", kMaxQueryTokens, n.dump()));
-      r.problem.ragged_q_lens.push_back(n.get<int>());
-      most = std::max(most, n.get<int>());
-    }
-    if (most != r.problem.q_len)
-      fail(where, "ragged_q_lens",
-           fmt::format("the most tokens, {}, is not q_len {}", most, r.problem.q_len));
-  }
+  // Added later, both optional: every length of a ragged batch, every count of ragged tokens.
+  const std::string where = w + ".problem";
+  r.problem.ragged_lengths = per_sequence_ints(problem, where, "ragged_lengths", r.problem.batch, 1,
+                                               kMaxProblemKeys, "lengths");
+  r.problem.ragged_q_lens = per_sequence_ints(problem, where, "ragged_q_lens", r.problem.batch, 0,
+                                              kMaxQueryTokens, "token counts");
+  const std::vector<int>& counts = r.problem.ragged_q_lens;
+  const int most =
+      counts.empty() ? r.problem.q_len : *std::max_element(counts.begin(), counts.end());
+  if (most != r.problem.q_len)
+    fail(where, "ragged_q_lens",
+         fmt::format("the most tokens, {}, is not q_len {}", most, r.problem.q_len));
   return r;
 }
 

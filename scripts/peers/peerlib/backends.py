@@ -314,10 +314,10 @@ class FlashInferPrefillPeer(FlashInferPagedPeer):
     tokens per sequence (a speculative verify), and for one token too. Queries as [tokens, heads,
     d] with qo_indptr (cu_seqlens_q: ragged steps too); causal=True aligns each token's range to
     the end of the cache (token t of m sees keys up to n - m + t), a window adds window_left, a
-    tree is a custom mask ([m, n] booleans per sequence, which plan packs). Planned once outside the timed region,
-    without use_cuda_graph, so plan chooses its split for this very batch (the capture replays
-    what it chose). An fp8 cache is planned with its kv_data_type and run with k_scale and
-    v_scale."""
+    tree is a custom mask ([m, n] booleans per sequence, which plan packs). Planned once outside
+    the timed region, without use_cuda_graph, so plan chooses its split for this very batch (the
+    capture replays what it chose). An fp8 cache is planned with its kv_data_type and run with
+    k_scale and v_scale."""
     query_tokens = ragged_tokens = True
 
     def __init__(self, backend):
@@ -413,12 +413,15 @@ class FlashInferXqaPeer(FlashInferPagedPeer):
         outs = _outputs(torch, p)
         k_scale, v_scale = (data.k_scale, data.v_scale) if is_fp8(p) else (1.0, 1.0)
         spec = {}
-        if p["ragged_q_lens"]:  # [tokens] int32 words as [tokens, 2] uint16 halves, packed
-            mask = data.words_t.contiguous().view(torch.uint16).view(-1, 2)
-            spec = {"q_len_per_req": p["q_len"], "mask": mask, "q_cu_seq_lens": data.starts_t}
-        elif p["q_len"] > 1:  # [batch, q_len] int32 words as [batch, q_len, 2] uint16 halves
-            mask = data.words_t.contiguous().view(torch.uint16).view(p["batch"], p["q_len"], 2)
-            spec = {"q_len_per_req": p["q_len"], "mask": mask}
+        if p["q_len"] > 1 or p["ragged_q_lens"]:
+            # The int32 words as uint16 halves: [batch, q_len, 2], or a ragged step's [tokens, 2]
+            # packed by the same offsets as q.
+            halves = data.words_t.contiguous().view(torch.uint16)
+            spec = {"q_len_per_req": p["q_len"]}
+            if p["ragged_q_lens"]:
+                spec.update(mask=halves.view(-1, 2), q_cu_seq_lens=data.starts_t)
+            else:
+                spec["mask"] = halves.view(p["batch"], p["q_len"], 2)
 
         def call(i):
             out = outs[i % 2]
